@@ -1,0 +1,255 @@
+// ppk/counting.hpp -- exact privacy curve of a noisy count with natural noise.
+//
+// Model (spec ppk-dp.md §1): P_a = law of a + X + Z, X ~ Bin(N, p) (the unknown
+// non-challenge rows), Z ~ N(0, beta^2) (added noise, count units), a in {0,1}
+// the challenge row.  delta(eps) = max(H(P_1||P_0), H(P_0||P_1)), H the
+// hockey-stick divergence H_{e^eps}.  X -> N - X mirrors the pair, so the second
+// order is the first with p and q = 1 - p swapped.
+//
+// Method (spec F1-F4, §5.2-5.3), everything in long double and log space:
+//  * beta = 0 (F3): H = sum_{j >= j0} (w_{j-1} - e^eps w_j), a sum of positive
+//    terms written with the closed-form ratio r_j = w_{j-1}/w_j (no cancellation).
+//  * 0 < beta <= 1/2 and the F4 bound eta <= 1e-20 H(0): H(beta) = H(0) to that
+//    relative accuracy, and H(0) >= H(beta) exactly (post-processing).
+//  * otherwise (F2): the privacy loss L(o) = log P_1(o)/P_0(o) is increasing in
+//    o; find o* with L(o*) = eps by safeguarded Newton (L' = (1 + E_1[k|o] -
+//    E_0[k|o]) / beta^2), then H = A - e^eps B with A = P(O_1 > o*),
+//    B = P(O_0 > o*) as log-concave sums of log w_k + log sf((o* - a - k)/beta).
+// Certified upper bound (used by calibration): a bracket [lo, hi] around o*
+// whose signs of L - eps are certified with margin kErrL, then
+//   H <= H(t) + (hi - lo) max_{[lo,hi]} P_0 * e^eps * expm1(Delta_L)
+//        + rho (A + e^eps B) + (omitted mass of A),
+// the second-order term from H'(s) = P_0(s)(e^eps - e^{L(s)}); rho = 1e-16 bounds
+// the relative rounding error of the long-double sums (~1e-18 measured).  Any
+// threshold gives a lower bound, so the reported delta is never above the
+// truth by more than rounding, and the upper bound never below it.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+
+#include "ppk/binom.hpp"
+#include "ppk/logconcave_sum.hpp"
+#include "ppk/normal.hpp"
+
+namespace ppk {
+
+struct DeltaBounds {
+  real log_delta = -kInf;   // log of the best estimate
+  real log_upper = -kInf;   // log of a certified upper bound
+  int method = 0;           // 0 gaussian, 1 noiseless, 2 flat, 3 threshold
+};
+
+constexpr real kRho = 1e-16L;    // bound on relative rounding error of a positive sum
+constexpr real kErrL = 1e-15L;   // bound on absolute error of a computed privacy loss
+
+inline DeltaBounds max_bounds(const DeltaBounds& a, const DeltaBounds& b) {
+  DeltaBounds r;
+  r.log_delta = std::max(a.log_delta, b.log_delta);
+  r.log_upper = std::max(a.log_upper, b.log_upper);
+  r.method = std::max(a.method, b.method);
+  return r;
+}
+
+// Balle-Wang: delta of the Gaussian mechanism with std beta, sensitivity `sens`.
+// delta = Phi(s/(2b) - eps b/s) - e^eps Phi(-s/(2b) - eps b/s).
+inline DeltaBounds gaussian_delta(real beta, real eps, real sens = 1) {
+  DeltaBounds r;
+  r.method = 0;
+  if (beta == 0) { r.log_delta = r.log_upper = 0; return r; }
+  const real a = sens / (2 * beta) - eps * beta / sens;
+  const real b = -sens / (2 * beta) - eps * beta / sens;
+  const real la = log_cdf(a), lb = eps + log_cdf(b);
+  r.log_delta = lb < la ? log_sub_exp(la, lb) : -kInf;
+  const real err = std::log(kRho) + log_add_exp(la, lb);
+  r.log_upper = log_add_exp(r.log_delta, err);
+  if (r.log_delta == -kInf) r.log_delta = r.log_upper;
+  return r;
+}
+
+// H_{e^eps}(P_1 || P_0) for X ~ Bin(N, p), 0 < p < 1, N >= 1.
+class NoisyCountDirection {
+ public:
+  NoisyCountDirection(std::int64_t N, real p, real q) : w_(N, p, q) {}
+
+  const BinomialLogPmf& pmf() const { return w_; }
+
+  DeltaBounds evaluate(real beta, real eps) const {
+    if (beta == 0) return noiseless(eps);
+    if (beta <= 0.5L) {
+      const DeltaBounds h0 = noiseless(eps);
+      if (log_flat_gap(beta, eps) <= h0.log_delta - 46) {
+        DeltaBounds r = h0;
+        r.method = 2;
+        return r;
+      }
+    }
+    return threshold(beta, eps);
+  }
+
+  // F3: beta = 0.
+  DeltaBounds noiseless(real eps) const {
+    const std::int64_t N = w_.N();
+    const real p = w_.p(), q = w_.q();
+    const real pe = p * std::exp(eps);
+    const real c = q + pe;
+    const real x = pe * static_cast<real>(N + 1) / c;
+    const std::int64_t j0 = std::min<std::int64_t>(static_cast<std::int64_t>(std::floor(x)) + 1, N + 1);
+    LogAccumulator acc;
+    real log_tail = -kInf;
+    for (std::int64_t j = j0; j <= N + 1; ++j) {
+      if (j == N + 1) { acc.add(w_(N)); break; }
+      // log(w_{j-1} - e^eps w_j) = log w_{j-1} + log(1 - e^{-d}), d = log r_j - eps > 0
+      const real d = std::log1p(c * (static_cast<real>(j) - x) / (static_cast<real>(N - j + 1) * pe));
+      acc.add(w_(j - 1) + log1mexp(-d));
+      // The rest is at most P(X >= j) <= w_j / (1 - w_{j+1}/w_j) once the ratio is < 1.
+      if (j < N) {
+        const real step = w_.log_step(j);
+        if (step < 0) {
+          const real bound = w_(j) - log1mexp(step);
+          if (bound < acc.max - 72) { log_tail = bound; break; }
+        }
+      }
+    }
+    DeltaBounds r;
+    r.method = 1;
+    r.log_delta = acc.log_value();
+    r.log_upper = log_add_exp(r.log_delta + std::log1p(kRho), log_tail);
+    return r;
+  }
+
+  // log of the F4 bound on H(0) - H(beta): (1 + e^eps) max_k w_k sum_{m>=0} sf((m + 1/2)/beta).
+  real log_flat_gap(real beta, real eps) const {
+    LogAccumulator s;
+    for (int m = 0; m < 64; ++m) {
+      const real t = log_sf((m + 0.5L) / beta);
+      s.add(t);
+      if (t < s.max - 80) break;
+    }
+    return log_add_exp(0, eps) + w_.max_log() + s.log_value();
+  }
+
+  // F2 with certified bracket.
+  DeltaBounds threshold(real beta, real eps) const {
+    const std::int64_t N = w_.N(), k0 = w_.mode();
+    const real p = w_.p(), q = w_.q();
+    const real var = static_cast<real>(N) * p * q + beta * beta;
+    // Newton for L(u) = eps, u = o - k0, safeguarded by a sign bracket.
+    real u = static_cast<real>(N) * p - static_cast<real>(k0) + 0.5L + eps * var;
+    real lo = -kInf, hi = kInf;
+    real grow = std::max<real>(1, beta);
+    real step_est = 0, slope = 0;  // |f / L'| and L' at the last evaluation
+    for (int it = 0; it < 400; ++it) {
+      const LossEval e = loss(u, beta);
+      const real f = e.L - eps;
+      if (f < 0) lo = u; else hi = u;
+      step_est = std::fabs(f / e.dL);
+      slope = e.dL;
+      if (std::fabs(f) <= 1e-2L * kErrL) break;  // at the rounding floor of L
+      real next = u - f / e.dL;
+      if (!std::isfinite(next) || next <= lo || next >= hi) {
+        if (std::isfinite(lo) && std::isfinite(hi)) {
+          next = lo + (hi - lo) / 2;
+        } else {
+          next = f < 0 ? u + grow : u - grow;
+          grow *= 2;
+        }
+      }
+      if (std::fabs(next - u) <= 1e-19L * std::max<real>(1, std::fabs(u))) break;
+      if (std::isfinite(lo) && std::isfinite(hi) && hi - lo <= 1e-18L * std::max<real>(1, std::fabs(u))) break;
+      u = next;
+    }
+    // Certified bracket u +- h: L(u - h) < eps - kErrL and L(u + h) > eps + kErrL.
+    real h = 2 * step_est + (slope > 0 ? 2 * kErrL / slope : 0);
+    if (!(h < kInf)) h = 1;
+    h = std::max({h, 1e-18L * std::max<real>(1, std::fabs(u)), 1e-30L});
+    LossEval el{}, eh{};
+    bool certified = false;
+    for (int it = 0; it < 80 && !certified; ++it, h *= 4) {
+      el = loss(u - h, beta);
+      eh = loss(u + h, beta);
+      certified = el.L < eps - kErrL && eh.L > eps + kErrL;
+      if (certified) break;
+    }
+    const LogConcaveSum A = tail_sum(u - 1, beta);
+    const LogConcaveSum B = tail_sum(u, beta);
+    DeltaBounds r;
+    r.method = 3;
+    const real lb = eps + B.log_sum;
+    r.log_delta = lb < A.log_sum ? log_sub_exp(A.log_sum, lb) : -kInf;
+    if (!certified) {  // never seen; fall back to the Gaussian bound (F5), which is safe
+      r.log_upper = std::max(gaussian_delta(beta, eps).log_upper, r.log_delta);
+      if (r.log_delta == -kInf) r.log_delta = r.log_upper;
+      return r;
+    }
+    const real width = 2 * h;
+    const real delta_L = std::max(eps - el.L, eh.L - eps) + kErrL;
+    const real log_pmax0 = el.logS0 - std::log(beta) - kLnSqrt2Pi +
+                           width * std::max<real>(0, eh.mean0 - (u - h)) / (beta * beta) + 1e-12L;
+    const real second_order = std::log(width) + log_pmax0 + eps + std::log(std::expm1(delta_L));
+    const real rounding = std::log(kRho) + log_add_exp(A.log_sum, lb);
+    real up = log_add_exp(r.log_delta, second_order);
+    up = log_add_exp(up, rounding);
+    up = log_add_exp(up, A.log_tail);
+    r.log_upper = up;
+    if (r.log_delta == -kInf) r.log_delta = r.log_upper;  // below resolution: report the bound
+    return r;
+  }
+
+ private:
+  struct LossEval { real L, dL, logS0, mean0; };
+
+  // L(u) = log S_1(u) - log S_0(u), S_a(u) = sum_k w_k exp(-(u - a - j)^2 / (2 beta^2)), j = k - k0.
+  LossEval loss(real u, real beta) const {
+    const std::int64_t k0 = w_.mode(), N = w_.N();
+    const real inv = 1 / (2 * beta * beta);
+    auto s = [&](real shift) {
+      auto term = [&](std::int64_t k) {
+        const real z = u - shift - static_cast<real>(k - k0);
+        return w_(k) - z * z * inv;
+      };
+      return sum_log_concave(term, 0, N, true);
+    };
+    const LogConcaveSum s1 = s(1), s0 = s(0);
+    const real m1 = static_cast<real>(s1.peak - k0) + s1.mean_offset;
+    const real m0 = static_cast<real>(s0.peak - k0) + s0.mean_offset;
+    return {s1.log_sum - s0.log_sum, (1 + m1 - m0) / (beta * beta), s0.log_sum, m0};
+  }
+
+  // log sum_k w_k sf((t - j)/beta), j = k - k0: the tail P(X + Z > t + k0).
+  LogConcaveSum tail_sum(real t, real beta) const {
+    const std::int64_t k0 = w_.mode();
+    auto term = [&](std::int64_t k) {
+      return w_(k) + log_sf((t - static_cast<real>(k - k0)) / beta);
+    };
+    return sum_log_concave(term, 0, w_.N());
+  }
+
+  BinomialLogPmf w_;
+};
+
+// Both orders of the noisy count; degenerate laws (N = 0, p in {0,1}) reduce
+// to the plain Gaussian mechanism (X constant) -- spec F5.
+class NoisyCount {
+ public:
+  NoisyCount(std::int64_t N, double p)
+      : degenerate_(N == 0 || p <= 0 || p >= 1),
+        symmetric_(p == 0.5),
+        fwd_(degenerate_ ? 1 : N, degenerate_ ? 0.5L : static_cast<real>(p),
+             degenerate_ ? 0.5L : 1.0L - static_cast<real>(p)),
+        bwd_(degenerate_ || symmetric_ ? 1 : N, degenerate_ || symmetric_ ? 0.5L : 1.0L - static_cast<real>(p),
+             degenerate_ || symmetric_ ? 0.5L : static_cast<real>(p)) {}
+
+  DeltaBounds evaluate(real beta, real eps) const {
+    if (degenerate_) return gaussian_delta(beta, eps);
+    const DeltaBounds a = fwd_.evaluate(beta, eps);
+    if (symmetric_) return a;
+    return max_bounds(a, bwd_.evaluate(beta, eps));
+  }
+
+ private:
+  bool degenerate_, symmetric_;
+  NoisyCountDirection fwd_, bwd_;
+};
+
+}  // namespace ppk

@@ -1,0 +1,76 @@
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "bindings.hpp"
+#include "ppk/counting.hpp"
+#include "ppk/parallel.hpp"
+
+namespace {
+
+constexpr std::int64_t kMaxN = 1000000000000LL;  // 1e12: cost is O(sqrt(N)) per evaluation
+
+struct Curve {
+  std::vector<double> log_delta, log_upper, method;
+};
+
+// Evaluate f(eps_i) for every eps in parallel (independent per index).
+template <class F>
+py::tuple evaluate_curve(const DoubleArray& eps, const F& f) {
+  const auto n = static_cast<std::int64_t>(eps.size());
+  const double* e = eps.data();
+  for (std::int64_t i = 0; i < n; ++i)
+    if (!(e[i] >= 0) || std::isinf(e[i])) throw std::invalid_argument("eps must be finite and >= 0");
+  Curve c;
+  c.log_delta.resize(n);
+  c.log_upper.resize(n);
+  c.method.resize(n);
+  {
+    py::gil_scoped_release release;
+    ppk::parallel_for_blocks(n, ppk::worker_count(n, 1), [&](std::int64_t b, std::int64_t end) {
+      for (std::int64_t i = b; i < end; ++i) {
+        const ppk::DeltaBounds r = f(static_cast<ppk::real>(e[i]));
+        c.log_delta[i] = static_cast<double>(r.log_delta);
+        c.log_upper[i] = static_cast<double>(r.log_upper);
+        c.method[i] = r.method;
+      }
+    });
+  }
+  return py::make_tuple(to_numpy(std::move(c.log_delta)), to_numpy(std::move(c.log_upper)),
+                        to_numpy(std::move(c.method)));
+}
+
+void check_sigma(double sigma) {
+  if (!(sigma >= 0) || std::isinf(sigma)) throw std::invalid_argument("sigma must be finite and >= 0");
+}
+
+}  // namespace
+
+void register_counting(py::module_& m) {
+  py::class_<ppk::NoisyCount>(m, "NoisyCount",
+      "Privacy curve of a + Bin(N, p) + N(0, sigma^2), a in {0,1}; both orders, max taken.")
+      .def(py::init([](std::int64_t N, double p) {
+             if (N < 0 || N > kMaxN) throw std::invalid_argument("N must be in [0, 1e12]");
+             if (!(p >= 0 && p <= 1)) throw std::invalid_argument("p must be in [0, 1]");
+             py::gil_scoped_release release;  // builds the pmf cache, O(sqrt(N))
+             return new ppk::NoisyCount(N, p);
+           }),
+           py::arg("N"), py::arg("p"))
+      .def("log_delta",
+           [](const ppk::NoisyCount& self, double sigma, const DoubleArray& eps) {
+             check_sigma(sigma);
+             return evaluate_curve(eps, [&](ppk::real e) { return self.evaluate(sigma, e); });
+           },
+           py::arg("sigma"), py::arg("eps"),
+           "Returns (log_delta, log_delta_upper, method) arrays over eps. method: 0 gaussian, "
+           "1 noiseless, 2 flat (F4), 3 threshold (F2).");
+
+  m.def("gaussian_log_delta",
+        [](double sigma, const DoubleArray& eps, double sensitivity) {
+          check_sigma(sigma);
+          if (!(sensitivity > 0) || std::isinf(sensitivity)) throw std::invalid_argument("sensitivity must be > 0");
+          return evaluate_curve(eps, [&](ppk::real e) { return ppk::gaussian_delta(sigma, e, sensitivity); });
+        },
+        py::arg("sigma"), py::arg("eps"), py::arg("sensitivity") = 1.0,
+        "Balle-Wang delta of the Gaussian mechanism: (log_delta, log_delta_upper, method).");
+}

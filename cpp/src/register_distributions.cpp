@@ -1,0 +1,91 @@
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "bindings.hpp"
+#include "ppk/binom.hpp"
+#include "ppk/convolve.hpp"
+#include "ppk/hypergeom.hpp"
+#include "ppk/normal.hpp"
+
+namespace {
+
+constexpr std::int64_t kMaxSupport = 200000000;  // 1.6 GB of doubles
+
+void check_finite_nonneg(const DoubleArray& a, const char* name, bool log_domain) {
+  const double* x = a.data();
+  for (py::ssize_t i = 0; i < a.size(); ++i) {
+    const bool ok = log_domain ? !std::isnan(x[i]) && x[i] != HUGE_VAL : (x[i] >= 0 && !std::isinf(x[i]));
+    if (!ok) throw std::invalid_argument(std::string(name) + " has an invalid entry");
+  }
+}
+
+}  // namespace
+
+void register_distributions(py::module_& m) {
+  m.def("binom_logpmf",
+        [](std::int64_t N, double p, const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& k) {
+          if (N < 0) throw std::invalid_argument("N must be >= 0");
+          if (!(p > 0 && p < 1)) throw std::invalid_argument("p must be in (0, 1)");
+          std::vector<double> out(static_cast<std::size_t>(k.size()));
+          const std::int64_t* kk = k.data();
+          const ppk::real pl = p, ql = 1.0L - pl;
+          for (py::ssize_t i = 0; i < k.size(); ++i)
+            out[i] = (kk[i] < 0 || kk[i] > N) ? -HUGE_VAL
+                     : static_cast<double>(ppk::log_binom_pmf(kk[i], N, pl, ql));
+          return to_numpy(std::move(out));
+        },
+        py::arg("N"), py::arg("p"), py::arg("k"), "log Bin(N, p) pmf at k (Loader's form, long double).");
+
+  m.def("norm_logsf",
+        [](const DoubleArray& x) {
+          std::vector<double> out(static_cast<std::size_t>(x.size()));
+          const double* xx = x.data();
+          for (py::ssize_t i = 0; i < x.size(); ++i) out[i] = static_cast<double>(ppk::log_sf(xx[i]));
+          return to_numpy(std::move(out));
+        },
+        py::arg("x"), "log of the standard normal survival function (long double).");
+
+  m.def("hypergeom_logpmf",
+        [](std::int64_t M, std::int64_t K, std::int64_t d) {
+          if (M < 1) throw std::invalid_argument("population must be >= 1");
+          if (K < 0 || K > M) throw std::invalid_argument("successes must be in [0, population]");
+          if (d < 0 || d > M) throw std::invalid_argument("draws must be in [0, population]");
+          const std::int64_t size = std::min(d, K) - std::max<std::int64_t>(0, d - (M - K)) + 1;
+          if (size > kMaxSupport) throw std::invalid_argument("support too large");
+          ppk::HypergeomSupport s;
+          {
+            py::gil_scoped_release release;
+            s = ppk::hypergeom_log_pmf(M, K, d);
+          }
+          return py::make_tuple(s.first, to_numpy(std::move(s.logpmf)));
+        },
+        py::arg("population"), py::arg("successes"), py::arg("draws"),
+        "(first support value, log pmf over the whole support).");
+
+  m.def("convolve",
+        [](const DoubleArray& a, const DoubleArray& b) {
+          check_finite_nonneg(a, "a", false);
+          check_finite_nonneg(b, "b", false);
+          std::vector<double> out;
+          {
+            py::gil_scoped_release release;
+            out = ppk::convolve(a.data(), a.size(), b.data(), b.size());
+          }
+          return to_numpy(std::move(out));
+        },
+        py::arg("a"), py::arg("b"), "Exact direct convolution of non-negative vectors (long double, Neumaier).");
+
+  m.def("log_convolve",
+        [](const DoubleArray& a, const DoubleArray& b) {
+          check_finite_nonneg(a, "log_a", true);
+          check_finite_nonneg(b, "log_b", true);
+          std::vector<double> out;
+          {
+            py::gil_scoped_release release;
+            out = ppk::log_convolve(a.data(), a.size(), b.data(), b.size());
+          }
+          return to_numpy(std::move(out));
+        },
+        py::arg("log_a"), py::arg("log_b"), "Direct convolution in log space: log sum exp(log_a_i + log_b_{k-i}).");
+}

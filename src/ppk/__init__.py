@@ -1,0 +1,14 @@
+"""ppk: differential privacy under partial background knowledge.
+
+The attacker knows only some rows of the database; the rows they do not know
+act as natural noise.  ppk computes the exact privacy curve of a noisy count
+under this model (:class:`CountingQuery`), and the noise it needs.
+"""
+from __future__ import annotations
+
+from .counting import MAX_ROWS, CountingQuery
+from .hypergeom import hypergeom_pmf
+
+__version__ = "0.1.0"
+
+__all__ = ["CountingQuery", "MAX_ROWS", "hypergeom_pmf", "__version__"]
