@@ -54,7 +54,7 @@ def noiseless_log_delta(N, p, eps, dps=DPS):
 
 
 def _double_root(N, p, beta, eps):
-    """o* with L(o*) = eps in double precision over the full support (numpy/scipy)."""
+    """o* with L(o*) = eps to ~1e-7 relative, double precision over the full support (numpy)."""
     from scipy.optimize import brentq
 
     k = np.arange(N + 1)
@@ -67,19 +67,24 @@ def _double_root(N, p, beta, eps):
         lo -= 10 * sd
     while L(hi) < 0:
         hi += 10 * sd
-    return brentq(L, lo, hi, xtol=1e-12, rtol=1e-15)
+    return brentq(L, lo, hi, xtol=1e-9, rtol=1e-7)
 
 
 def _direction_log_delta(N, p, beta, eps, dps):
-    """H_{e^eps}(P_1 || P_0) for X ~ Bin(N, p), beta > 0, in mpmath."""
-    if N <= 3000:
+    """H_{e^eps}(P_1 || P_0) for X ~ Bin(N, p), beta > 0, in mpmath.
+
+    The threshold o* solves L(o) = eps; small N: bisection in mpmath on the whole
+    support; large N: a double-precision root refined by Newton steps in mpmath
+    on the k that matter (H is stationary at o*, so a root error d changes H by
+    O(d^2) only).
+    """
+    pf = float(p)
+    small = N <= 300
+    if small:
         lo_k, hi_k = 0, N
-        sd = float(np.sqrt(N * p * (1 - p) + beta**2))
-        guess_lo, guess_hi = -20 * sd - 10 - 2 * N, N + 20 * sd + 10 + eps * sd**2
     else:
-        o = _double_root(N, p, beta, eps)
-        lo_k, hi_k = _relevant_k(N, p, o, beta, span=150.0)
-        guess_lo, guess_hi = o - 1e-3 * max(1.0, abs(o)), o + 1e-3 * max(1.0, abs(o))
+        o_double = _double_root(N, float(p), beta, eps)
+        lo_k, hi_k = _relevant_k(N, float(p), o_double, beta, span=150.0)
     with mp.workdps(dps):
         b, e = mp.mpf(beta), mp.mpf(eps)
         ks = list(range(lo_k, hi_k + 1))
@@ -87,26 +92,39 @@ def _direction_log_delta(N, p, beta, eps, dps):
         m = max(lw)
 
         def log_S(o, a):
-            return mp.log(mp.fsum(mp.exp(l - m - (o - a - k) ** 2 / (2 * b * b)) for l, k in zip(lw, ks)))
+            terms = [mp.exp(l - m - (o - a - k) ** 2 / (2 * b * b)) for l, k in zip(lw, ks)]
+            s = mp.fsum(terms)
+            mean = mp.fsum(t * k for t, k in zip(terms, ks)) / s
+            return mp.log(s), mean
 
         def L(o):
-            return log_S(o, 1) - log_S(o, 0)
+            (l1, m1), (l0, m0) = log_S(o, 1), log_S(o, 0)
+            return l1 - l0, (1 + m1 - m0) / b**2
 
-        lo, hi = mp.mpf(guess_lo), mp.mpf(guess_hi)
-        while L(lo) > e:
-            lo -= abs(lo) + 10
-        while L(hi) < e:
-            hi += abs(hi) + 10
-        # bisection to ~1e-25 relative; H is flat at the optimum, so this is plenty
-        for _ in range(400):
-            mid = (lo + hi) / 2
-            if L(mid) < e:
-                lo = mid
-            else:
-                hi = mid
-            if hi - lo < mp.mpf(10) ** (-25) * max(1, abs(mid)):
-                break
-        t = (lo + hi) / 2
+        if small:
+            sd = mp.sqrt(N * pf * (1 - pf) + b**2)
+            lo, hi = -20 * sd - 10 - 2 * N, N + 20 * sd + 10 + e * sd**2
+            while L(lo)[0] > e:
+                lo -= abs(lo) + 10
+            while L(hi)[0] < e:
+                hi += abs(hi) + 10
+            for _ in range(400):
+                mid = (lo + hi) / 2
+                if L(mid)[0] < e:
+                    lo = mid
+                else:
+                    hi = mid
+                if hi - lo < mp.mpf(10) ** (-16) * max(1, abs(mid)):  # H is stationary at o*: error O(1e-32)
+                    break
+            t = (lo + hi) / 2
+        else:
+            t = mp.mpf(o_double)
+            for _ in range(8):
+                val, slope = L(t)
+                step = (val - e) / slope
+                t -= step
+                if abs(step) < mp.mpf(10) ** (-20) * max(1, abs(t)):
+                    break
         sf = lambda x: mp.erfc(x / mp.sqrt(2)) / 2  # noqa: E731
         A = mp.fsum(mp.exp(l) * sf((t - 1 - k) / b) for l, k in zip(lw, ks))
         B = mp.fsum(mp.exp(l) * sf((t - k) / b) for l, k in zip(lw, ks))
@@ -120,10 +138,12 @@ def log_delta(N, p, beta, eps, dps=DPS):
     if beta == 0:
         return noiseless_log_delta(N, p, eps, dps)
     with mp.workdps(dps):
-        return max(_direction_log_delta(N, p, beta, eps, dps), _direction_log_delta(N, 1 - p, beta, eps, dps))
+        # the mirrored order uses q = 1 - p exactly (mpmath), not the rounded double 1 - p
+        return max(_direction_log_delta(N, mp.mpf(p), beta, eps, dps),
+                   _direction_log_delta(N, 1 - mp.mpf(p), beta, eps, dps))
 
 
-def quadrature_delta(N, p, beta, eps, dps=30):
+def quadrature_delta(N, p, beta, eps, dps=25):
     """Brute force: integrate (P_1(o) - e^eps P_0(o))_+ over R for tiny N (both orders)."""
     with mp.workdps(dps):
         b, e = mp.mpf(beta), mp.exp(mp.mpf(eps))
@@ -132,6 +152,18 @@ def quadrature_delta(N, p, beta, eps, dps=30):
             w = [mp.binomial(N, k) * pp**k * (1 - pp) ** (N - k) for k in range(N + 1)]
             P = lambda o, a: mp.fsum(wk * mp.npdf(o - a - k, 0, b) for k, wk in enumerate(w))  # noqa: E731
             f = lambda o: max(mp.mpf(0), P(o, 1) - e * P(o, 0))  # noqa: E731
-            pts = [-12 * b - 1] + [mp.mpf(k) / 2 for k in range(-1, 2 * N + 4)] + [N + 2 + 12 * b]
-            best = max(best, mp.quad(f, pts))
+            g = lambda o: P(o, 1) - e * P(o, 0)  # noqa: E731
+            grid = [-12 * b - 1 + (N + 3 + 24 * b) * mp.mpf(i) / 200 for i in range(201)]
+            pts = list(grid)
+            for x0, x1 in zip(grid, grid[1:]):   # the kinks of the positive part, by bisection
+                if (g(x0) > 0) != (g(x1) > 0):
+                    a, c = x0, x1
+                    for _ in range(100):
+                        m = (a + c) / 2
+                        if (g(m) > 0) == (g(a) > 0):
+                            a = m
+                        else:
+                            c = m
+                    pts.append((a + c) / 2)
+            best = max(best, mp.quad(f, sorted(pts)))
         return best

@@ -54,10 +54,14 @@ inline real bd0(real x, real m) {
   return x * std::log(x / m) + m - x;
 }
 
+// log(a) for a pair a + b = 1 of which the smaller is exact: log1p(-b) avoids the
+// rounding of a = 1 - b when b is tiny (N log(1 - 1e-6) at N = 1e9 needs it).
+inline real log_of_pair(real a, real b) { return a <= 0.5L ? std::log(a) : std::log1p(-b); }
+
 // log of the Bin(N, p) pmf at integer k in [0, N]; requires 0 < p < 1, q = 1 - p.
 inline real log_binom_pmf(real k, real N, real p, real q) {
-  if (k == 0) return N * std::log(q);
-  if (k == N) return N * std::log(p);
+  if (k == 0) return N * log_of_pair(q, p);
+  if (k == N) return N * log_of_pair(p, q);
   const real lc = stirlerr(N) - stirlerr(k) - stirlerr(N - k) - bd0(k, N * p) - bd0(N - k, N * q);
   const real lf = kLn2Pi + std::log(k) + std::log1p(-k / N);
   return lc - 0.5L * lf;
@@ -70,7 +74,7 @@ inline real log_binom_pmf(real k, real N, real p, real q) {
 class BinomialLogPmf {
  public:
   BinomialLogPmf(std::int64_t N, real p, real q) : N_(N), p_(p), q_(q) {
-    log_odds_ = std::log(p) - std::log(q);
+    log_odds_ = log_of_pair(p, q) - log_of_pair(q, p);
     mode_ = std::min<std::int64_t>(N, static_cast<std::int64_t>(std::floor((N + 1) * p)));
     const real sd = std::sqrt(static_cast<real>(N) * p * q);
     const std::int64_t half = std::min<std::int64_t>(

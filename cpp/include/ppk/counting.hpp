@@ -16,11 +16,11 @@
 //    E_0[k|o]) / beta^2), then H = A - e^eps B with A = P(O_1 > o*),
 //    B = P(O_0 > o*) as log-concave sums of log w_k + log sf((o* - a - k)/beta).
 // Certified upper bound (used by calibration): a bracket [lo, hi] around o*
-// whose signs of L - eps are certified with margin kErrL, then
+// whose signs of L - eps are certified beyond the rounding bound of L, then
 //   H <= H(t) + (hi - lo) max_{[lo,hi]} P_0 * e^eps * expm1(Delta_L)
 //        + rho (A + e^eps B) + (omitted mass of A),
-// the second-order term from H'(s) = P_0(s)(e^eps - e^{L(s)}); rho = 1e-16 bounds
-// the relative rounding error of the long-double sums (~1e-18 measured).  Any
+// the second-order term from H'(s) = P_0(s)(e^eps - e^{L(s)}); rho bounds the
+// relative rounding error of the long-double sums (see rounding_bound).  Any
 // threshold gives a lower bound, so the reported delta is never above the
 // truth by more than rounding, and the upper bound never below it.
 #pragma once
@@ -40,8 +40,13 @@ struct DeltaBounds {
   int method = 0;           // 0 gaussian, 1 noiseless, 2 flat, 3 threshold
 };
 
-constexpr real kRho = 1e-16L;    // bound on relative rounding error of a positive sum
-constexpr real kErrL = 1e-15L;   // bound on absolute error of a computed privacy loss
+// Rounding bounds.  Each log-term t_k is the sum of long-double logs of size up
+// to |scale|, so it carries an absolute error of a few ulps of |scale|
+// (1.1e-19 |scale| each); we allow 10 ulps of |scale| plus 1e-17 fixed.
+// kRho-type bounds are relative errors of a positive sum; errL is the absolute
+// error of a privacy loss L = log(S_1/S_0) computed from one common scale.
+inline real rounding_bound(real scale) { return 1e-17L + 1e-18L * std::fabs(scale); }
+constexpr real kRho = 1e-16L;
 
 inline DeltaBounds max_bounds(const DeltaBounds& a, const DeltaBounds& b) {
   DeltaBounds r;
@@ -61,7 +66,7 @@ inline DeltaBounds gaussian_delta(real beta, real eps, real sens = 1) {
   const real b = -sens / (2 * beta) - eps * beta / sens;
   const real la = log_cdf(a), lb = eps + log_cdf(b);
   r.log_delta = lb < la ? log_sub_exp(la, lb) : -kInf;
-  const real err = std::log(kRho) + log_add_exp(la, lb);
+  const real err = std::log(kRho + rounding_bound(la)) + log_add_exp(la, lb);
   r.log_upper = log_add_exp(r.log_delta, err);
   if (r.log_delta == -kInf) r.log_delta = r.log_upper;
   return r;
@@ -114,7 +119,7 @@ class NoisyCountDirection {
     DeltaBounds r;
     r.method = 1;
     r.log_delta = acc.log_value();
-    r.log_upper = log_add_exp(r.log_delta + std::log1p(kRho), log_tail);
+    r.log_upper = log_add_exp(r.log_delta + std::log1p(kRho + rounding_bound(acc.max)), log_tail);
     return r;
   }
 
@@ -138,14 +143,15 @@ class NoisyCountDirection {
     real u = static_cast<real>(N) * p - static_cast<real>(k0) + 0.5L + eps * var;
     real lo = -kInf, hi = kInf;
     real grow = std::max<real>(1, beta);
-    real step_est = 0, slope = 0;  // |f / L'| and L' at the last evaluation
+    real step_est = 0, slope = 0, err_at_root = 0;  // |f / L'|, L' and error of L at the last evaluation
     for (int it = 0; it < 400; ++it) {
       const LossEval e = loss(u, beta);
       const real f = e.L - eps;
       if (f < 0) lo = u; else hi = u;
       step_est = std::fabs(f / e.dL);
       slope = e.dL;
-      if (std::fabs(f) <= 1e-2L * kErrL) break;  // at the rounding floor of L
+      err_at_root = e.err;
+      if (std::fabs(f) <= 1e-2L * e.err) break;  // at the rounding floor of L
       real next = u - f / e.dL;
       if (!std::isfinite(next) || next <= lo || next >= hi) {
         if (std::isfinite(lo) && std::isfinite(hi)) {
@@ -159,8 +165,8 @@ class NoisyCountDirection {
       if (std::isfinite(lo) && std::isfinite(hi) && hi - lo <= 1e-18L * std::max<real>(1, std::fabs(u))) break;
       u = next;
     }
-    // Certified bracket u +- h: L(u - h) < eps - kErrL and L(u + h) > eps + kErrL.
-    real h = 2 * step_est + (slope > 0 ? 2 * kErrL / slope : 0);
+    // Certified bracket u +- h: L(u - h) < eps - err and L(u + h) > eps + err.
+    real h = 2 * step_est + (slope > 0 ? 2 * err_at_root / slope : 0);
     if (!(h < kInf)) h = 1;
     h = std::max({h, 1e-18L * std::max<real>(1, std::fabs(u)), 1e-30L});
     LossEval el{}, eh{};
@@ -168,26 +174,39 @@ class NoisyCountDirection {
     for (int it = 0; it < 80 && !certified; ++it, h *= 4) {
       el = loss(u - h, beta);
       eh = loss(u + h, beta);
-      certified = el.L < eps - kErrL && eh.L > eps + kErrL;
+      certified = el.L < eps - el.err && eh.L > eps + eh.err;
       if (certified) break;
     }
-    const LogConcaveSum A = tail_sum(u - 1, beta);
-    const LogConcaveSum B = tail_sum(u, beta);
+    // A = P(O_1 > t), B = P(O_0 > t) on one scale (B's terms are below A's),
+    // so log(B/A) is computed from the mantissas without the scale's rounding.
+    // term k of the tail P(X + Z > t + k0) = sum_k w_k sf((t - j)/beta), j = k - k0
+    auto tail_term = [this, beta](real t) {
+      return [this, beta, t](std::int64_t k) {
+        return w_(k) + log_sf((t - static_cast<real>(k - w_.mode())) / beta);
+      };
+    };
+    const auto termA = tail_term(u - 1), termB = tail_term(u);
+    const std::int64_t peakA = log_concave_peak(termA, 0, w_.N());
+    const real scale = termA(peakA);
+    const LogConcaveSum A = sum_log_concave(termA, 0, w_.N(), peakA, scale);
+    const LogConcaveSum B = sum_log_concave(termB, 0, w_.N(), log_concave_peak(termB, 0, w_.N()), scale);
+    const real rho = kRho + rounding_bound(scale);
     DeltaBounds r;
     r.method = 3;
-    const real lb = eps + B.log_sum;
-    r.log_delta = lb < A.log_sum ? log_sub_exp(A.log_sum, lb) : -kInf;
+    const real log_ratio = eps + std::log(B.mantissa) - std::log(A.mantissa);  // log(e^eps B / A)
+    r.log_delta = log_ratio < 0 ? A.log_sum() + log1mexp(log_ratio) : -kInf;
+    const real lA = A.log_sum(), lb = eps + B.log_sum();
     if (!certified) {  // never seen; fall back to the Gaussian bound (F5), which is safe
       r.log_upper = std::max(gaussian_delta(beta, eps).log_upper, r.log_delta);
       if (r.log_delta == -kInf) r.log_delta = r.log_upper;
       return r;
     }
     const real width = 2 * h;
-    const real delta_L = std::max(eps - el.L, eh.L - eps) + kErrL;
+    const real delta_L = std::max(eps - el.L + el.err, eh.L + eh.err - eps);
     const real log_pmax0 = el.logS0 - std::log(beta) - kLnSqrt2Pi +
                            width * std::max<real>(0, eh.mean0 - (u - h)) / (beta * beta) + 1e-12L;
     const real second_order = std::log(width) + log_pmax0 + eps + std::log(std::expm1(delta_L));
-    const real rounding = std::log(kRho) + log_add_exp(A.log_sum, lb);
+    const real rounding = std::log(rho) + log_add_exp(lA, lb);
     real up = log_add_exp(r.log_delta, second_order);
     up = log_add_exp(up, rounding);
     up = log_add_exp(up, A.log_tail);
@@ -197,32 +216,29 @@ class NoisyCountDirection {
   }
 
  private:
-  struct LossEval { real L, dL, logS0, mean0; };
+  struct LossEval { real L, dL, logS0, mean0, err; };
 
   // L(u) = log S_1(u) - log S_0(u), S_a(u) = sum_k w_k exp(-(u - a - j)^2 / (2 beta^2)), j = k - k0.
+  // Both sums share one scale, so L = log(mantissa_1 / mantissa_0).
   LossEval loss(real u, real beta) const {
     const std::int64_t k0 = w_.mode(), N = w_.N();
     const real inv = 1 / (2 * beta * beta);
-    auto s = [&](real shift) {
-      auto term = [&](std::int64_t k) {
-        const real z = u - shift - static_cast<real>(k - k0);
-        return w_(k) - z * z * inv;
-      };
-      return sum_log_concave(term, 0, N, true);
+    auto term1 = [&](std::int64_t k) {
+      const real z = u - 1 - static_cast<real>(k - k0);
+      return w_(k) - z * z * inv;
     };
-    const LogConcaveSum s1 = s(1), s0 = s(0);
+    auto term0 = [&](std::int64_t k) {
+      const real z = u - static_cast<real>(k - k0);
+      return w_(k) - z * z * inv;
+    };
+    const std::int64_t p1 = log_concave_peak(term1, 0, N), p0 = log_concave_peak(term0, 0, N);
+    const real scale = std::max(term1(p1), term0(p0));
+    const LogConcaveSum s1 = sum_log_concave(term1, 0, N, p1, scale, true);
+    const LogConcaveSum s0 = sum_log_concave(term0, 0, N, p0, scale, true);
     const real m1 = static_cast<real>(s1.peak - k0) + s1.mean_offset;
     const real m0 = static_cast<real>(s0.peak - k0) + s0.mean_offset;
-    return {s1.log_sum - s0.log_sum, (1 + m1 - m0) / (beta * beta), s0.log_sum, m0};
-  }
-
-  // log sum_k w_k sf((t - j)/beta), j = k - k0: the tail P(X + Z > t + k0).
-  LogConcaveSum tail_sum(real t, real beta) const {
-    const std::int64_t k0 = w_.mode();
-    auto term = [&](std::int64_t k) {
-      return w_(k) + log_sf((t - static_cast<real>(k - k0)) / beta);
-    };
-    return sum_log_concave(term, 0, w_.N());
+    return {std::log(s1.mantissa) - std::log(s0.mantissa), (1 + m1 - m0) / (beta * beta), s0.log_sum(), m0,
+            2 * rounding_bound(scale)};
   }
 
   BinomialLogPmf w_;

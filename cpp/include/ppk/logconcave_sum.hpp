@@ -20,35 +20,45 @@
 namespace ppk {
 
 struct LogConcaveSum {
-  real log_sum = -kInf;    // log of the (truncated) sum
+  real scale = -kInf;      // the common log-scale the terms were summed against
+  real mantissa = 0;       // sum of e^{t_k - scale} (compensated)
   real log_tail = -kInf;   // log of a bound on the omitted mass
   real mean_offset = 0;    // sum of (k - peak) e^{t_k} / sum of e^{t_k}  (if requested)
   std::int64_t peak = 0;
   std::int64_t terms = 0;
+  real log_sum() const { return mantissa > 0 ? scale + std::log(mantissa) : -kInf; }
 };
 
+// argmax of a log-concave sequence on [kmin, kmax] (bisection on the sign of t_{k+1} - t_k).
 template <class Term>
-LogConcaveSum sum_log_concave(const Term& term, std::int64_t kmin, std::int64_t kmax,
-                              bool want_mean = false) {
-  constexpr real kStop = 40;   // consider stopping only below e^-40 of the peak
-  constexpr real kTail = 72;   // stop once the remainder bound is below e^-72 of the peak
-  LogConcaveSum out;
-  if (kmin > kmax) return out;
+std::int64_t log_concave_peak(const Term& term, std::int64_t kmin, std::int64_t kmax) {
   std::int64_t lo = kmin, hi = kmax;
   while (lo < hi) {
     const std::int64_t mid = lo + (hi - lo) / 2;
     if (term(mid + 1) > term(mid)) lo = mid + 1; else hi = mid;
   }
-  const std::int64_t peak = lo;
-  const real scale = term(peak);
+  return lo;
+}
+
+// Sum e^{t_k} outward from `peak`, relative to `scale` (>= about the peak term).
+// Two sums that will be divided by each other should share one scale: then
+// their ratio is mantissa / mantissa, free of the rounding of the (possibly
+// huge) log-scale itself.
+template <class Term>
+LogConcaveSum sum_log_concave(const Term& term, std::int64_t kmin, std::int64_t kmax,
+                              std::int64_t peak, real scale, bool want_mean = false) {
+  constexpr real kStop = 40;   // consider stopping only below e^-40 of the peak
+  constexpr real kTail = 72;   // stop once the remainder bound is below e^-72 of the peak
+  LogConcaveSum out;
   out.peak = peak;
-  if (scale == -kInf) return out;
-  CompensatedSum s, sj;
-  CompensatedSum tail;
-  s.add(1);
+  out.scale = scale;
+  const real top = term(peak);
+  if (top == -kInf || scale == -kInf) return out;
+  CompensatedSum s, sj, tail;
+  s.add(std::exp(top - scale));
   std::int64_t count = 1;
   for (int dir = -1; dir <= 1; dir += 2) {
-    real prev = scale;
+    real prev = top;
     for (std::int64_t k = peak + dir; k >= kmin && k <= kmax; k += dir) {
       const real t = term(k);
       const real e = std::exp(t - scale);
@@ -57,20 +67,27 @@ LogConcaveSum sum_log_concave(const Term& term, std::int64_t kmin, std::int64_t 
       ++count;
       const real d = t - prev;
       prev = t;
-      if (t < scale - kStop && d < 0) {
+      if (t < top - kStop && d < 0) {
         const real log_bound = t + d - std::log(-std::expm1(d));
-        if (log_bound < scale - kTail) {
+        if (log_bound < top - kTail) {
           tail.add(std::exp(log_bound - scale));
           break;
         }
       }
     }
   }
-  out.log_sum = scale + std::log(s.value());
+  out.mantissa = s.value();
   out.log_tail = tail.value() > 0 ? scale + std::log(tail.value()) : -kInf;
   out.mean_offset = want_mean ? sj.value() / s.value() : 0;
   out.terms = count;
   return out;
+}
+
+// Convenience: a single sum against its own peak.
+template <class Term>
+LogConcaveSum sum_log_concave(const Term& term, std::int64_t kmin, std::int64_t kmax) {
+  const std::int64_t peak = log_concave_peak(term, kmin, kmax);
+  return sum_log_concave(term, kmin, kmax, peak, term(peak));
 }
 
 }  // namespace ppk
