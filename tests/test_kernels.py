@@ -17,6 +17,13 @@ def test_norm_logsf_matches_mpmath():
     np.testing.assert_allclose(got, want, rtol=2e-16, atol=1e-300)
 
 
+def test_log_mills_through_norm_logsf_continuity():
+    # log_sf switches method at 0 and 100: no jump at the seams
+    for x in [0.0, 100.0]:
+        a, b = _core.norm_logsf(np.array([np.nextafter(x, -1), np.nextafter(x, 1e9)]))
+        assert abs(a - b) <= 1e-13 * max(1.0, abs(a))
+
+
 @pytest.mark.parametrize("N,p", [(1, 0.3), (7, 0.5), (31, 0.01), (1000, 0.3), (10**7, 0.5), (10**9, 1e-6), (10**12, 0.25)])
 def test_binom_logpmf_matches_mpmath(N, p):
     mode = int((N + 1) * p)

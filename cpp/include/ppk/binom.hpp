@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "ppk/logspace.hpp"
@@ -91,6 +92,8 @@ class BinomialLogPmf {
   real q() const { return q_; }
   real max_log() const { return (*this)(mode_); }
 
+  bool cached(std::int64_t k) const { return k >= lo_ && k <= hi_; }
+
   // log w_k, -inf outside [0, N].
   real operator()(std::int64_t k) const {
     if (k < 0 || k > N_) return -kInf;
@@ -112,6 +115,51 @@ class BinomialLogPmf {
   real p_, q_, log_odds_;
   std::int64_t mode_, lo_, hi_;
   std::vector<real> cache_;
+};
+
+// A per-evaluation memo over BinomialLogPmf for the terms outside its central
+// cache: a threshold search far in a tail visits the same k in every Newton
+// step.  The memo covers one contiguous range that grows (doubling) when a
+// neighbouring k is asked for and moves when a far one is; peak searches,
+// which jump around, bypass it.  Single-threaded by design (one per call).
+class LogPmfMemo {
+ public:
+  explicit LogPmfMemo(const BinomialLogPmf& w) : w_(w) {}
+
+  real operator()(std::int64_t k) {
+    if (k < 0 || k > w_.N()) return -kInf;
+    if (w_.cached(k)) return w_(k);
+    if (!covers(k)) place(k);
+    real& v = buf_[static_cast<std::size_t>(k - lo_)];
+    if (std::isnan(v)) v = w_(k);
+    return v;
+  }
+
+  // For peak searches: no memo traffic.
+  real direct(std::int64_t k) const { return w_(k); }
+
+ private:
+  static constexpr std::int64_t kBlock = 4096;
+  bool covers(std::int64_t k) const { return k >= lo_ && k < lo_ + size(); }
+  std::int64_t size() const { return static_cast<std::int64_t>(buf_.size()); }
+  void place(std::int64_t k) {
+    const real nan = std::numeric_limits<real>::quiet_NaN();
+    const std::int64_t grow = std::max(kBlock, size());
+    if (!buf_.empty() && k >= lo_ - grow && k < lo_ + size() + grow) {
+      const std::int64_t new_lo = std::min(lo_, k - grow / 2);
+      const std::int64_t new_hi = std::max(lo_ + size(), k + grow / 2);
+      std::vector<real> nb(static_cast<std::size_t>(new_hi - new_lo), nan);
+      std::copy(buf_.begin(), buf_.end(), nb.begin() + (lo_ - new_lo));
+      buf_.swap(nb);
+      lo_ = new_lo;
+    } else {
+      buf_.assign(static_cast<std::size_t>(2 * kBlock), nan);
+      lo_ = k - kBlock;
+    }
+  }
+  const BinomialLogPmf& w_;
+  std::int64_t lo_ = 0;
+  std::vector<real> buf_;
 };
 
 }  // namespace ppk

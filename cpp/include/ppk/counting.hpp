@@ -56,15 +56,28 @@ inline DeltaBounds max_bounds(const DeltaBounds& a, const DeltaBounds& b) {
   return r;
 }
 
-// Balle-Wang: delta of the Gaussian mechanism with std beta, sensitivity `sens`.
-// delta = Phi(s/(2b) - eps b/s) - e^eps Phi(-s/(2b) - eps b/s).
+// Balle-Wang: delta of the Gaussian mechanism with std beta, sensitivity `sens`:
+//   delta = Phi(-ya) - e^eps Phi(-yb),  ya = eps b/s - s/(2b),  yb = eps b/s + s/(2b).
+// In the tails (ya >= 1) the two terms agree to many digits; with the Mills
+// ratio R, e^eps Phi(-yb) / Phi(-ya) = R(yb) / R(ya) exactly (the Gaussian
+// exponents differ by (yb^2 - ya^2)/2 = eps), so the ratio is formed from two
+// logs of size ~log y instead of two logs of size y^2/2.
 inline DeltaBounds gaussian_delta(real beta, real eps, real sens = 1) {
   DeltaBounds r;
   r.method = 0;
   if (beta == 0) { r.log_delta = r.log_upper = 0; return r; }
-  const real a = sens / (2 * beta) - eps * beta / sens;
-  const real b = -sens / (2 * beta) - eps * beta / sens;
-  const real la = log_cdf(a), lb = eps + log_cdf(b);
+  const real ya = eps * beta / sens - sens / (2 * beta);
+  const real yb = eps * beta / sens + sens / (2 * beta);
+  if (ya >= 1) {
+    const real la = log_sf(ya);
+    const real log_ratio = log_mills(yb) - log_mills(ya);   // log(e^eps Phi(-yb) / Phi(-ya)) < 0
+    r.log_delta = la + log1mexp(log_ratio);
+    // relative error: the scale Phi(-ya) (not amplified) + the ratio (amplified by ratio / (1 - ratio))
+    const real amplify = std::exp(log_ratio - log1mexp(log_ratio));
+    r.log_upper = r.log_delta + std::log1p(kRho + rounding_bound(la) + 1e-17L * amplify);
+    return r;
+  }
+  const real la = log_sf(ya), lb = eps + log_sf(yb);
   r.log_delta = lb < la ? log_sub_exp(la, lb) : -kInf;
   const real err = std::log(kRho + rounding_bound(la)) + log_add_exp(la, lb);
   r.log_upper = log_add_exp(r.log_delta, err);
@@ -140,12 +153,13 @@ class NoisyCountDirection {
     const real p = w_.p(), q = w_.q();
     const real var = static_cast<real>(N) * p * q + beta * beta;
     // Newton for L(u) = eps, u = o - k0, safeguarded by a sign bracket.
+    LogPmfMemo lw(w_);
     real u = static_cast<real>(N) * p - static_cast<real>(k0) + 0.5L + eps * var;
     real lo = -kInf, hi = kInf;
     real grow = std::max<real>(1, beta);
     real step_est = 0, slope = 0, err_at_root = 0;  // |f / L'|, L' and error of L at the last evaluation
     for (int it = 0; it < 400; ++it) {
-      const LossEval e = loss(u, beta);
+      const LossEval e = loss(u, beta, lw);
       const real f = e.L - eps;
       if (f < 0) lo = u; else hi = u;
       step_est = std::fabs(f / e.dL);
@@ -172,24 +186,24 @@ class NoisyCountDirection {
     LossEval el{}, eh{};
     bool certified = false;
     for (int it = 0; it < 80 && !certified; ++it, h *= 4) {
-      el = loss(u - h, beta);
-      eh = loss(u + h, beta);
+      el = loss(u - h, beta, lw);
+      eh = loss(u + h, beta, lw);
       certified = el.L < eps - el.err && eh.L > eps + eh.err;
       if (certified) break;
     }
     // A = P(O_1 > t), B = P(O_0 > t) on one scale (B's terms are below A's),
     // so log(B/A) is computed from the mantissas without the scale's rounding.
     // term k of the tail P(X + Z > t + k0) = sum_k w_k sf((t - j)/beta), j = k - k0
-    auto tail_term = [this, beta](real t) {
-      return [this, beta, t](std::int64_t k) {
-        return w_(k) + log_sf((t - static_cast<real>(k - w_.mode())) / beta);
+    auto tail_term = [&lw, k0, beta](real t, bool memo) {
+      return [&lw, k0, beta, t, memo](std::int64_t k) {
+        return (memo ? lw(k) : lw.direct(k)) + log_sf((t - static_cast<real>(k - k0)) / beta);
       };
     };
-    const auto termA = tail_term(u - 1), termB = tail_term(u);
-    const std::int64_t peakA = log_concave_peak(termA, 0, w_.N());
+    const auto termA = tail_term(u - 1, true), termB = tail_term(u, true);
+    const std::int64_t peakA = log_concave_peak(tail_term(u - 1, false), 0, w_.N());
     const real scale = termA(peakA);
     const LogConcaveSum A = sum_log_concave(termA, 0, w_.N(), peakA, scale);
-    const LogConcaveSum B = sum_log_concave(termB, 0, w_.N(), log_concave_peak(termB, 0, w_.N()), scale);
+    const LogConcaveSum B = sum_log_concave(termB, 0, w_.N(), log_concave_peak(tail_term(u, false), 0, w_.N()), scale);
     const real rho = kRho + rounding_bound(scale);
     DeltaBounds r;
     r.method = 3;
@@ -220,18 +234,17 @@ class NoisyCountDirection {
 
   // L(u) = log S_1(u) - log S_0(u), S_a(u) = sum_k w_k exp(-(u - a - j)^2 / (2 beta^2)), j = k - k0.
   // Both sums share one scale, so L = log(mantissa_1 / mantissa_0).
-  LossEval loss(real u, real beta) const {
+  LossEval loss(real u, real beta, LogPmfMemo& lw) const {
     const std::int64_t k0 = w_.mode(), N = w_.N();
     const real inv = 1 / (2 * beta * beta);
-    auto term1 = [&](std::int64_t k) {
-      const real z = u - 1 - static_cast<real>(k - k0);
-      return w_(k) - z * z * inv;
+    auto term = [&](real shift, bool memo) {
+      return [&, shift, memo](std::int64_t k) {
+        const real z = u - shift - static_cast<real>(k - k0);
+        return (memo ? lw(k) : lw.direct(k)) - z * z * inv;
+      };
     };
-    auto term0 = [&](std::int64_t k) {
-      const real z = u - static_cast<real>(k - k0);
-      return w_(k) - z * z * inv;
-    };
-    const std::int64_t p1 = log_concave_peak(term1, 0, N), p0 = log_concave_peak(term0, 0, N);
+    const auto term1 = term(1, true), term0 = term(0, true);
+    const std::int64_t p1 = log_concave_peak(term(1, false), 0, N), p0 = log_concave_peak(term(0, false), 0, N);
     const real scale = std::max(term1(p1), term0(p0));
     const LogConcaveSum s1 = sum_log_concave(term1, 0, N, p1, scale, true);
     const LogConcaveSum s0 = sum_log_concave(term0, 0, N, p0, scale, true);

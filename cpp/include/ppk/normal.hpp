@@ -28,4 +28,22 @@ inline real log_sf(real x) {
 
 inline real log_cdf(real x) { return log_sf(-x); }
 
+// log of the Mills ratio R(y) = sf(y) / pdf(y), y >= 0, without forming either
+// (both underflow for large y; their ratio is ~1/y).  y < 10: from erfcl, the
+// exponent y^2/2 <= 50 costs < 1e-17 absolute; y >= 10: the asymptotic series
+// R(y) = (1/y) sum_m (-1)^m (2m-1)!! / y^{2m}, summed to its smallest term
+// (< e^{-y^2/2} < 2e-22 relative).
+inline real log_mills(real y) {
+  if (y < 10) return std::log(0.5L * std::erfc(y * kSqrt1_2)) + 0.5L * y * y + kLnSqrt2Pi;
+  const real r = 1 / (y * y);
+  real term = 1, sum = 1;
+  for (int m = 1; m < 200; ++m) {
+    const real next = -term * (2 * m - 1) * r;
+    if (std::fabs(next) >= std::fabs(term) || std::fabs(next) < 1e-22L * sum) break;
+    term = next;
+    sum += term;
+  }
+  return std::log(sum) - std::log(y);
+}
+
 }  // namespace ppk

@@ -1,0 +1,47 @@
+"""delta(eps) of the natural-noise count: ppk's C++ kernel vs full-support numpy.
+
+The numbers are in the asv report; the closing notes of the issues quote them.
+Parameters are the calibration regime: half the rows known, p = 0.5, noise of
+the size Algorithm 1 returns, eps = 0.01.
+"""
+import numpy as np
+
+import ppk
+
+from .reference import numpy_log_delta
+
+SIGMA = 300.0
+EPS = 0.01
+
+
+class DeltaAtN:
+    params = [10**5, 10**6, 10**7]
+    param_names = ["N"]
+    timeout = 600
+
+    def setup(self, N):
+        self.q = ppk.CountingQuery(n=N + 1, known=0, p=0.5, sigma=SIGMA)
+        self.q.delta(EPS)  # build the pmf cache outside the timing (it is per (N, p))
+
+    def time_ppk_delta(self, N):
+        self.q.delta(EPS)
+
+    def time_ppk_delta_cold(self, N):
+        # includes building the kernel (one per (N, p), cached afterwards)
+        ppk.counting._kernel.cache_clear()
+        self.q.delta(EPS)
+
+    def time_numpy_full_support(self, N):
+        numpy_log_delta(N, 0.5, SIGMA, EPS)
+
+
+class DeltaCurve:
+    """A whole privacy curve (200 eps values, parallel in C++)."""
+
+    def setup(self):
+        self.q = ppk.CountingQuery(n=10**6, known=0, p=0.3, sigma=100.0)
+        self.eps = np.linspace(0.0, 0.2, 200)
+        self.q.delta(0.0)
+
+    def time_curve_200_eps(self):
+        self.q.delta(self.eps)
