@@ -6,9 +6,11 @@ under this model (:class:`CountingQuery`), and the noise it needs.
 """
 from __future__ import annotations
 
+from . import baselines
+from .alg1 import Alg1Result, alg1
 from .counting import MAX_ROWS, CountingQuery
 from .hypergeom import hypergeom_pmf
 
 __version__ = "0.1.0"
 
-__all__ = ["CountingQuery", "MAX_ROWS", "hypergeom_pmf", "__version__"]
+__all__ = ["CountingQuery", "MAX_ROWS", "hypergeom_pmf", "alg1", "Alg1Result", "baselines", "__version__"]

@@ -9,6 +9,8 @@ import sys
 
 import numpy as np
 
+from . import baselines
+from .alg1 import alg1
 from .counting import CountingQuery
 
 _DEFAULT = dict(n=100_000, known=50_000, p=0.5)
@@ -31,9 +33,11 @@ def _fmt_log(log_x: float) -> str:
 
 def _print_table(header: list[str], rows: list[list[str]]) -> None:
     widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
-    print("  ".join(h.rjust(w) for h, w in zip(header, widths)))
+    def line(cells):  # first column left-aligned (labels), numbers right-aligned
+        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
+    print(line(header))
     for r in rows:
-        print("  ".join(c.rjust(w) for c, w in zip(r, widths)))
+        print(line(r))
 
 
 def _add_query_args(parser: argparse.ArgumentParser, *, sigma: bool) -> None:
@@ -63,6 +67,39 @@ def _cmd_delta(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_calibrate(args: argparse.Namespace) -> int:
+    r = alg1(n=args.n, known=args.known, p=args.p, eps=args.eps, delta=args.delta, error=args.error)
+    rows = [("PPK-DP, Algorithm 1", r.sigma)]
+    rows.append(("analytic Gaussian (Balle-Wang)", baselines.analytic_gaussian_sigma(eps=r.eps, delta=r.delta)))
+    rows.append(("Cor. 3.2, corrected", baselines.optimal_gaussian_sigma(eps=r.eps, delta=r.delta)
+                 if r.delta <= 0.25 else math.nan))
+    rows.append(("classic Gaussian (Thm 3.1)", baselines.classic_gaussian_sigma(eps=r.eps, delta=r.delta)
+                 if r.eps < 1 else math.nan))
+
+    def gain(s: float) -> float:
+        return math.inf if r.sigma == 0 else s / r.sigma
+
+    if args.json:
+        out = dict(n=r.n, known=r.known, p=r.p, eps=r.eps, delta=r.delta, sigma=r.sigma, beta=r.beta,
+                   zeta=r.zeta, delta_achieved=r.delta_achieved, evaluations=r.evaluations, reason=r.reason,
+                   baselines={name: (None if math.isnan(s) else s) for name, s in rows[1:]},
+                   gain_vs_analytic=None if r.sigma == 0 else gain(rows[1][1]))
+        print(json.dumps(out))
+        return 0
+    print(f"Noise for a count over n={r.n} rows, attacker knows {r.known}, unknown rows Bernoulli({r.p}),"
+          f" target (eps={r.eps:g}, delta={r.delta:g})")
+    print(f"N = {r.n - r.known - 1} unknown rows act as natural noise.  sigma is a standard deviation in counts;"
+          " beta = sigma / n.\n")
+    _print_table(["method", "sigma", "beta", "baseline/PPK"],
+                 [[name, "n/a" if math.isnan(s) else f"{s:.6g}", "n/a" if math.isnan(s) else f"{s / r.n:.4g}",
+                   "" if i == 0 or math.isnan(s) else f"{gain(s):.4g}"] for i, (name, s) in enumerate(rows)])
+    print(f"\nAlgorithm 1: {r.reason}; {r.evaluations} evaluations; sigma* lies in [sigma - {r.zeta:.2g}, sigma];"
+          f" certified delta at sigma = {r.delta_achieved:.6g}")
+    if r.eps >= 1:
+        print("The classic Gaussian mechanism (Dwork-Roth Thm A.1) is only valid for eps < 1.")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ppk",
@@ -77,6 +114,18 @@ def build_parser() -> argparse.ArgumentParser:
     d.add_argument("--eps", type=float, nargs="+", default=[0.0, 0.01, 0.05, 0.1, 0.5, 1.0],
                    help="epsilon values (default %(default)s)")
     d.set_defaults(func=_cmd_delta)
+
+    c = sub.add_parser("calibrate", help="least Gaussian noise for (eps, delta)-PPK-DP (Algorithm 1), vs DP",
+                       description="Algorithm 1: the smallest sigma (counts) with which the noisy count is "
+                                   "(eps, delta)-private against an attacker who knows --known of --n rows, "
+                                   "next to the noise plain DP needs.  The sigma printed is certified: its "
+                                   "delta was evaluated and is <= --delta.")
+    _add_query_args(c, sigma=False)
+    c.add_argument("--eps", type=float, default=0.02, help="privacy parameter epsilon > 0 (default %(default)s)")
+    c.add_argument("--delta", type=float, default=1e-6, help="privacy parameter delta in (0, 1) (default %(default)s)")
+    c.add_argument("--error", type=float, default=None,
+                   help="absolute tolerance on sigma in counts (default: relative 1e-10)")
+    c.set_defaults(func=_cmd_calibrate)
     return parser
 
 

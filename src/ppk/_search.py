@@ -1,0 +1,64 @@
+"""One place for the monotone root searches behind every calibration.
+
+All calibrations ask the same question: the smallest x (a noise scale, an
+eps) at which a certified upper bound of delta is <= the target, where that
+bound is non-increasing in x.  :func:`smallest_feasible` answers it with a
+bracketing search (Illinois regula falsi on the log-excess, safeguarded by
+bisection) that keeps the invariant "f(hi) <= 0 was evaluated", so the value
+it returns is always feasible: never under-noised.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    x: float            # the smallest feasible point found (f(x) <= 0 was evaluated)
+    lower: float        # f(lower) > 0 was evaluated (or lower = the initial bound)
+    evaluations: int
+
+
+def smallest_feasible(f: Callable[[float], float], lo: float, hi: float, *, f_lo: float | None = None,
+                      f_hi: float | None = None, atol: float = 0.0, rtol: float = 1e-10,
+                      max_evaluations: int = 400) -> SearchResult:
+    """Shrink ``[lo, hi]`` with ``f(lo) > 0 >= f(hi)``, ``f`` non-increasing, to width ``max(atol, rtol*hi)``."""
+    evaluations = 0
+    if f_lo is None:
+        f_lo, evaluations = f(lo), evaluations + 1
+    if f_hi is None:
+        f_hi, evaluations = f(hi), evaluations + 1
+    if not (f_lo > 0 >= f_hi):
+        raise ValueError(f"not a bracket: f({lo})={f_lo}, f({hi})={f_hi}")
+    side = 0
+    width_before = hi - lo
+    steps_since_halving = 0
+    while evaluations < max_evaluations:
+        tol = max(atol, rtol * hi)
+        if hi - lo <= tol:
+            break
+        if steps_since_halving >= 2:
+            x = 0.5 * (lo + hi)        # regula falsi stalled: bisect
+        else:
+            x = hi - f_hi * (hi - lo) / (f_hi - f_lo)
+        # keep the point at least tol/2 inside, so that near the root one more
+        # evaluation lands on the other side and closes the bracket
+        x = min(max(x, lo + 0.5 * tol), hi - 0.5 * tol)
+        fx = f(x)
+        evaluations += 1
+        if fx <= 0:
+            hi, f_hi = x, fx
+            if side == 1:
+                f_lo *= 0.5
+            side = 1
+        else:
+            lo, f_lo = x, fx
+            if side == -1:
+                f_hi *= 0.5
+            side = -1
+        if hi - lo <= 0.5 * width_before:
+            width_before, steps_since_halving = hi - lo, 0
+        else:
+            steps_since_halving += 1
+    return SearchResult(x=hi, lower=lo, evaluations=evaluations)

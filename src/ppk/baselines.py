@@ -1,0 +1,148 @@
+"""Differential-privacy baselines: how much noise plain (ε, δ)-DP needs.
+
+All noise scales are standard deviations (Gaussian) or scales (Laplace) **in
+the units of the query**, for a query of the given ``sensitivity``; for a count
+use ``sensitivity=1`` and read sigma in counts.  Spec ppk-dp.md §3.
+
+* :func:`analytic_gaussian_sigma` -- Balle & Wang (2018): the exact smallest
+  sigma, valid for every eps > 0.  The right baseline.
+* :func:`optimal_gaussian_sigma` -- the thesis's Corollary 3.2, corrected (a
+  tail bound, so sufficient but not tight).
+* :func:`classic_gaussian_sigma` -- Dwork & Roth, Thm A.1; only for eps < 1.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+from scipy import special
+
+from . import _core
+from ._validate import integer, real, real_array
+
+__all__ = [
+    "analytic_gaussian_delta", "analytic_gaussian_log_delta", "analytic_gaussian_sigma",
+    "classic_gaussian_sigma", "optimal_gaussian_sigma", "laplace_scale", "NotDifferentiallyPrivateWarning",
+]
+
+
+class NotDifferentiallyPrivateWarning(UserWarning):
+    """A formula reproduced as printed in a source gives noise that is not (eps, delta)-DP."""
+
+
+def _eps_delta(eps, delta) -> tuple[float, float]:
+    eps = real("eps", eps, minimum=0.0, min_inclusive=False)
+    delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
+    return eps, delta
+
+
+def _sensitivity(sensitivity) -> float:
+    return real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
+
+
+def classic_gaussian_sigma(*, eps, delta, sensitivity=1.0, allow_eps_ge_1: bool = False) -> float:
+    """``sqrt(2 ln(1.25/delta)) * sensitivity / eps`` (Dwork & Roth 2014, Thm A.1; thesis Thm 3.1).
+
+    The theorem holds only for ``0 < eps < 1``.  For ``eps >= 1`` this raises
+    ``ValueError`` unless ``allow_eps_ge_1=True``, in which case the number is
+    returned for comparison only -- it is *not* guaranteed to be (eps, delta)-DP.
+    Use :func:`analytic_gaussian_sigma` for a sigma that is exact for all eps.
+    """
+    eps, delta = _eps_delta(eps, delta)
+    sensitivity = _sensitivity(sensitivity)
+    if eps >= 1 and not allow_eps_ge_1:
+        raise ValueError(f"eps must be < 1 for the classic Gaussian mechanism (Dwork-Roth Thm A.1), got {eps}; "
+                         "use analytic_gaussian_sigma, or pass allow_eps_ge_1=True to get the number anyway")
+    return math.sqrt(2.0 * math.log(1.25 / delta)) * sensitivity / eps
+
+
+def optimal_gaussian_sigma(*, eps, delta, sensitivity=1.0, compositions=1, variant: str = "corrected") -> float:
+    """The thesis's Corollary 3.2: Gaussian sigma for ``compositions``-fold composition.
+
+    ``variant="corrected"`` (default) is the tail bound
+    ``sigma = sensitivity * sqrt(c) * (e + sqrt(e^2 + eps)) / (sqrt(2) * eps)``,
+    ``e = erfcinv(2 delta)``: it makes ``P[L > eps] = delta`` for the Gaussian
+    privacy loss ``L ~ N(mu, 2 mu)``, ``mu = c sensitivity^2 / (2 sigma^2)``, hence
+    (eps, delta)-DP -- sufficient, never tight.  Requires ``delta <= 1/4``.
+
+    ``variant="as_printed"`` reproduces eq. (3.1) of the thesis, which divides by
+    ``sqrt(2 eps)`` instead of ``sqrt(2) eps``: it equals the corrected value
+    times ``sqrt(eps)``, so for ``eps < 1`` it is **not** DP (delta exceeded by
+    up to 1e11x) and a :class:`NotDifferentiallyPrivateWarning` is emitted.
+    """
+    eps, delta = _eps_delta(eps, delta)
+    sensitivity = _sensitivity(sensitivity)
+    compositions = integer("compositions", compositions, minimum=1)
+    if delta > 0.25:
+        raise ValueError(f"delta must be <= 1/4 for Corollary 3.2, got {delta}")
+    e = float(special.erfcinv(2.0 * delta))
+    core = sensitivity * math.sqrt(compositions) * (e + math.sqrt(e * e + eps))
+    if variant == "corrected":
+        return core / (math.sqrt(2.0) * eps)
+    if variant == "as_printed":
+        if eps < 1:
+            warnings.warn(f"Corollary 3.2 as printed under-calibrates for eps < 1 (eps={eps}): "
+                          "the sigma it returns is not (eps, delta)-DP", NotDifferentiallyPrivateWarning,
+                          stacklevel=2)
+        return core / math.sqrt(2.0 * eps)
+    raise ValueError(f"variant must be 'corrected' or 'as_printed', got {variant!r}")
+
+
+def analytic_gaussian_log_delta(*, sigma, eps, sensitivity=1.0):
+    """Natural log of the exact delta(eps) of the Gaussian mechanism (Balle & Wang 2018, Thm 8).
+
+    ``delta = Phi(s/(2 sigma) - eps sigma/s) - e^eps Phi(-s/(2 sigma) - eps sigma/s)``, ``s`` the
+    sensitivity, computed in long double through Mills ratios so that it stays
+    accurate in the far tail (finite far below 1e-308).  Vectorised over ``eps``.
+    """
+    sigma = real("sigma", sigma, minimum=0.0)
+    sensitivity = _sensitivity(sensitivity)
+    flat, scalar = real_array("eps", eps, minimum=0.0)
+    log_d = _core.gaussian_log_delta(sigma, flat, sensitivity)[0].reshape(np.shape(eps))
+    return float(log_d) if scalar else log_d
+
+
+def analytic_gaussian_delta(*, sigma, eps, sensitivity=1.0):
+    """The exact delta(eps) of the Gaussian mechanism (see :func:`analytic_gaussian_log_delta`)."""
+    return np.exp(analytic_gaussian_log_delta(sigma=sigma, eps=eps, sensitivity=sensitivity))
+
+
+def _gaussian_log_delta_upper(sigma: float, eps: float, sensitivity: float) -> float:
+    return float(_core.gaussian_log_delta(sigma, np.array([eps]), sensitivity)[1][0])
+
+
+def analytic_gaussian_sigma(*, eps, delta, sensitivity=1.0, rtol=1e-12) -> float:
+    """The smallest sigma with which ``N(f(D), sigma^2)`` is (eps, delta)-DP (Balle & Wang 2018).
+
+    Exact for every ``eps > 0`` (no ``eps < 1`` restriction).  Found by
+    bisection on a certified upper bound of delta; the returned sigma is
+    rounded up (its delta is <= ``delta``) and within ``rtol`` of the optimum.
+    """
+    eps, delta = _eps_delta(eps, delta)
+    sensitivity = _sensitivity(sensitivity)
+    rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
+    target = math.log(delta)
+
+    def feasible(s: float) -> bool:
+        return _gaussian_log_delta_upper(s, eps, sensitivity) <= target
+
+    hi = sensitivity * (math.sqrt(2.0 * math.log(1.25 / delta)) + 1.0) / eps
+    while not feasible(hi):
+        hi *= 2.0
+    lo = hi / 2.0
+    while feasible(lo):
+        lo /= 2.0
+    while hi - lo > rtol * hi:
+        mid = 0.5 * (lo + hi)
+        if feasible(mid):
+            hi = mid
+        else:
+            lo = mid
+    return hi
+
+
+def laplace_scale(*, eps, sensitivity=1.0) -> float:
+    """Scale ``b = sensitivity / eps`` of the Laplace mechanism, which is (eps, 0)-DP (pure DP)."""
+    eps = real("eps", eps, minimum=0.0, min_inclusive=False)
+    return _sensitivity(sensitivity) / eps

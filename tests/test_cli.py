@@ -1,0 +1,48 @@
+"""The ppk command line: defaults work, JSON is parseable, errors are clear."""
+import json
+import subprocess
+import sys
+
+import pytest
+
+import ppk
+from ppk.cli import main
+
+
+def test_calibrate_default_table(capsys):
+    assert main(["calibrate"]) == 0
+    out = capsys.readouterr().out
+    assert "PPK-DP, Algorithm 1" in out and "analytic Gaussian" in out and "baseline/PPK" in out
+
+
+def test_calibrate_json_matches_api(capsys):
+    assert main(["calibrate", "--n", "5000", "--known", "100", "--p", "0.3", "--eps", "0.05", "--delta", "1e-8",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    r = ppk.alg1(n=5000, known=100, p=0.3, eps=0.05, delta=1e-8)
+    assert out["sigma"] == r.sigma and out["reason"] == r.reason
+    assert out["baselines"]["analytic Gaussian (Balle-Wang)"] == pytest.approx(
+        ppk.baselines.analytic_gaussian_sigma(eps=0.05, delta=1e-8))
+    assert out["gain_vs_analytic"] >= 1.0
+
+
+def test_calibrate_eps_ge_1_has_no_classic(capsys):
+    assert main(["calibrate", "--n", "100", "--known", "99", "--eps", "2", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["baselines"]["classic Gaussian (Thm 3.1)"] is None
+
+
+def test_delta_command_prints_tiny_values(capsys):
+    assert main(["delta", "--eps", "1.0"]) == 0
+    assert "e-2418" in capsys.readouterr().out   # delta ~ 5e-2418, beyond the float range
+
+
+def test_bad_input_is_a_clear_error(capsys):
+    assert main(["calibrate", "--known", "100000"]) == 2
+    assert "known must be < n" in capsys.readouterr().err
+    assert main(["calibrate", "--delta", "2"]) == 2
+    assert "delta" in capsys.readouterr().err
+
+
+def test_console_script_help():
+    out = subprocess.run([sys.executable, "-m", "ppk", "--help"], capture_output=True, text=True, check=True).stdout
+    assert "calibrate" in out and "delta" in out
