@@ -9,8 +9,20 @@ it returns is always feasible: never under-noised.
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Callable
+
+
+def log_target(delta: float) -> float:
+    """log(delta) lowered by a few ulps, so that a log-bound below it also passes ``exp(bound) <= delta``.
+
+    Searches compare logs; users check ``delta_upper(...) <= delta`` in floats.
+    exp and log each round (relative ~1.1e-16 |log delta|), so without the
+    margin a bound equal to the target in log space can exceed it by an ulp.
+    """
+    ld = math.log(delta)
+    return ld - (4e-16 * max(1.0, abs(ld)) + 1e-15)
 
 
 @dataclass(frozen=True)

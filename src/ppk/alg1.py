@@ -17,7 +17,9 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ._search import smallest_feasible
+import numpy as np
+
+from ._search import log_target, smallest_feasible
 from ._validate import real
 from .baselines import analytic_gaussian_sigma
 from .counting import CountingQuery, _kernel
@@ -78,11 +80,10 @@ def alg1(*, n, known, p, eps, delta, error=None, rtol=1e-10) -> Alg1Result:
     delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
     atol = 0.0 if error is None else real("error", error, minimum=0.0)
     rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
-    target = math.log(delta)
+    target = log_target(delta)
     kernel = _kernel(base.n_unknown, base.p)
 
     def excess(sigma: float) -> float:
-        import numpy as np
         return float(kernel.log_delta(sigma, np.array([eps]))[1][0]) - target
 
     def result(sigma, lower, evaluations, reason):

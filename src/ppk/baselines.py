@@ -19,6 +19,7 @@ import numpy as np
 from scipy import special
 
 from . import _core
+from ._search import log_target, smallest_feasible
 from ._validate import integer, real, real_array
 
 __all__ = [
@@ -122,24 +123,18 @@ def analytic_gaussian_sigma(*, eps, delta, sensitivity=1.0, rtol=1e-12) -> float
     eps, delta = _eps_delta(eps, delta)
     sensitivity = _sensitivity(sensitivity)
     rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
-    target = math.log(delta)
+    target = log_target(delta)
 
-    def feasible(s: float) -> bool:
-        return _gaussian_log_delta_upper(s, eps, sensitivity) <= target
+    def excess(s: float) -> float:
+        return _gaussian_log_delta_upper(s, eps, sensitivity) - target
 
     hi = sensitivity * (math.sqrt(2.0 * math.log(1.25 / delta)) + 1.0) / eps
-    while not feasible(hi):
+    while excess(hi) > 0:
         hi *= 2.0
     lo = hi / 2.0
-    while feasible(lo):
+    while excess(lo) <= 0:
         lo /= 2.0
-    while hi - lo > rtol * hi:
-        mid = 0.5 * (lo + hi)
-        if feasible(mid):
-            hi = mid
-        else:
-            lo = mid
-    return hi
+    return smallest_feasible(excess, lo, hi, rtol=rtol).x
 
 
 def laplace_scale(*, eps, sensitivity=1.0) -> float:

@@ -21,6 +21,7 @@ import math
 import numpy as np
 
 from . import _core
+from ._search import log_target, smallest_feasible
 from ._validate import integer, real, real_array
 
 __all__ = ["CountingQuery", "MAX_ROWS"]
@@ -141,26 +142,19 @@ class CountingQuery:
         eps up to 1e4 reaches ``delta`` (e.g. the noiseless count with
         ``delta < max(p, 1-p)**N``, which no eps reaches).
         """
-        target = math.log(real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False))
+        target = log_target(real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False))
         rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
         kernel = _kernel(self.n_unknown, self.p)
 
-        def feasible(e: float) -> bool:
-            return bool(kernel.log_delta(self.sigma, np.array([e]))[1][0] <= target)
+        def excess(e: float) -> float:
+            return float(kernel.log_delta(self.sigma, np.array([e]))[1][0]) - target
 
-        if feasible(0.0):
+        f0 = excess(0.0)
+        if f0 <= 0:
             return 0.0
         lo, hi = 0.0, 1.0
-        while not feasible(hi):
+        while excess(hi) > 0:
             lo, hi = hi, 2.0 * hi
             if hi > _EPS_SEARCH_MAX:
                 return math.inf
-        while hi - lo > rtol * hi:
-            mid = 0.5 * (lo + hi)
-            if mid <= lo or mid >= hi:
-                break
-            if feasible(mid):
-                hi = mid
-            else:
-                lo = mid
-        return hi
+        return smallest_feasible(excess, lo, hi, rtol=rtol).x
