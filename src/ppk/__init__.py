@@ -8,9 +8,12 @@ from __future__ import annotations
 
 from . import baselines
 from .alg1 import Alg1Result, alg1
+from .alg2 import Alg2Result, alg2
+from .release import Release, release
 from .counting import MAX_ROWS, CountingQuery
 from .hypergeom import hypergeom_pmf
 
 __version__ = "0.1.0"
 
-__all__ = ["CountingQuery", "MAX_ROWS", "hypergeom_pmf", "alg1", "Alg1Result", "baselines", "__version__"]
+__all__ = ["CountingQuery", "MAX_ROWS", "hypergeom_pmf", "alg1", "Alg1Result", "alg2", "Alg2Result",
+           "release", "Release", "baselines", "__version__"]

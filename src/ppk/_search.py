@@ -34,8 +34,16 @@ class SearchResult:
 
 def smallest_feasible(f: Callable[[float], float], lo: float, hi: float, *, f_lo: float | None = None,
                       f_hi: float | None = None, atol: float = 0.0, rtol: float = 1e-10,
+                      tolerance: Callable[[float], float] | None = None,
                       max_evaluations: int = 400) -> SearchResult:
-    """Shrink ``[lo, hi]`` with ``f(lo) > 0 >= f(hi)``, ``f`` non-increasing, to width ``max(atol, rtol*hi)``."""
+    """Shrink ``[lo, hi]`` with ``f(lo) > 0 >= f(hi)``, ``f`` non-increasing, to width ``max(atol, rtol*hi)``.
+
+    ``tolerance(hi)``, if given, replaces that width rule (for searches in a
+    transformed variable, e.g. sigma^2, whose tolerance is stated in sigma).
+    """
+    if tolerance is None:
+        def tolerance(h: float) -> float:
+            return max(atol, rtol * h)
     evaluations = 0
     if f_lo is None:
         f_lo, evaluations = f(lo), evaluations + 1
@@ -47,7 +55,7 @@ def smallest_feasible(f: Callable[[float], float], lo: float, hi: float, *, f_lo
     width_before = hi - lo
     steps_since_halving = 0
     while evaluations < max_evaluations:
-        tol = max(atol, rtol * hi)
+        tol = tolerance(hi)
         if hi - lo <= tol:
             break
         if steps_since_halving >= 2:

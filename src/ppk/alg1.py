@@ -100,6 +100,18 @@ def alg1(*, n, known, p, eps, delta, error=None, rtol=1e-10) -> Alg1Result:
         hi *= 1 + 1e-12
         f_hi = excess(hi)
     no_natural = base.n_unknown == 0 or base.p in (0.0, 1.0)
-    found = smallest_feasible(excess, 0.0, hi, f_lo=f0, f_hi=f_hi, atol=atol, rtol=rtol)
-    return result(found.x, found.lower, found.evaluations + 2,
+
+    # Search in v = sigma^2: log delta is close to linear in the total variance
+    # N p (1-p) + sigma^2 (Gaussian approximation, spec F6), so regula falsi
+    # converges in a few steps; the width rule is still the one on sigma.
+    def width_in_v(v_hi: float) -> float:
+        s_hi = math.sqrt(v_hi)
+        return max(atol, rtol * s_hi) * s_hi
+
+    found = smallest_feasible(lambda v: excess(math.sqrt(v)), 0.0, hi * hi, f_lo=f0, f_hi=f_hi,
+                              tolerance=width_in_v)
+    sigma = math.sqrt(found.x)
+    if excess(sigma) > 0:   # sqrt(v)^2 may round below v: step up to a sigma that was evaluated feasible
+        sigma = math.nextafter(sigma, math.inf)
+    return result(sigma, math.sqrt(found.lower), found.evaluations + 2,
                   REASON_NO_NATURAL if no_natural else REASON_SEARCH)

@@ -193,17 +193,9 @@ class NoisyCountDirection {
     }
     // A = P(O_1 > t), B = P(O_0 > t) on one scale (B's terms are below A's),
     // so log(B/A) is computed from the mantissas without the scale's rounding.
-    // term k of the tail P(X + Z > t + k0) = sum_k w_k sf((t - j)/beta), j = k - k0
-    auto tail_term = [&lw, k0, beta](real t, bool memo) {
-      return [&lw, k0, beta, t, memo](std::int64_t k) {
-        return (memo ? lw(k) : lw.direct(k)) + log_sf((t - static_cast<real>(k - k0)) / beta);
-      };
-    };
-    const auto termA = tail_term(u - 1, true), termB = tail_term(u, true);
-    const std::int64_t peakA = log_concave_peak(tail_term(u - 1, false), 0, w_.N());
-    const real scale = termA(peakA);
-    const LogConcaveSum A = sum_log_concave(termA, 0, w_.N(), peakA, scale);
-    const LogConcaveSum B = sum_log_concave(termB, 0, w_.N(), log_concave_peak(tail_term(u, false), 0, w_.N()), scale);
+    LogConcaveSum A, B;
+    tail_pair(lw, u, beta, A, B);
+    const real scale = A.scale;
     const real rho = kRho + rounding_bound(scale);
     DeltaBounds r;
     r.method = 3;
@@ -243,15 +235,157 @@ class NoisyCountDirection {
         return (memo ? lw(k) : lw.direct(k)) - z * z * inv;
       };
     };
-    const auto term1 = term(1, true), term0 = term(0, true);
     const std::int64_t p1 = log_concave_peak(term(1, false), 0, N), p0 = log_concave_peak(term(0, false), 0, N);
-    const real scale = std::max(term1(p1), term0(p0));
-    const LogConcaveSum s1 = sum_log_concave(term1, 0, N, p1, scale, true);
-    const LogConcaveSum s0 = sum_log_concave(term0, 0, N, p0, scale, true);
+    const real scale = std::max(term(1, false)(p1), term(0, false)(p0));
+    const LogConcaveSum s1 = kernel_sum(lw, u - 1, inv, p1, scale);
+    const LogConcaveSum s0 = kernel_sum(lw, u, inv, p0, scale);
     const real m1 = static_cast<real>(s1.peak - k0) + s1.mean_offset;
     const real m0 = static_cast<real>(s0.peak - k0) + s0.mean_offset;
     return {std::log(s1.mantissa) - std::log(s0.mantissa), (1 + m1 - m0) / (beta * beta), s0.log_sum(), m0,
             2 * rounding_bound(scale)};
+  }
+
+  // The two tails at threshold t (shifted coordinates), in one outward walk:
+  //   A = sum_k w_k S(j+1),  B = sum_k w_k S(j),  S(i) = sf((t - i)/beta),  j = k - k0,
+  // so each S is computed once and serves A at k and B at k+1.  Terms are formed as
+  // (w_k / w_peak) * S * e^{log w_peak - scale}: the binomial ratio recurrence (re-anchored
+  // with expl every 32 steps) and S from erfcl directly; logs only where S would leave the
+  // long-double range (x >= 100).  One scale for both: A's peak term (B_k <= A_k).
+  void tail_pair(LogPmfMemo& lw, real t, real beta, LogConcaveSum& A, LogConcaveSum& B) const {
+    const std::int64_t k0 = w_.mode(), N = w_.N();
+    const real odds = std::exp(w_.log_step(0) - std::log(static_cast<real>(N)));  // p / q
+    auto x_of = [&](std::int64_t i) { return (t - static_cast<real>(i)) / beta; };
+    auto log_term = [&](std::int64_t k, int shift) { return lw(k) + log_sf(x_of(k - k0 + shift)); };
+    auto peak_of = [&](int shift) {
+      return log_concave_peak([&](std::int64_t k) { return lw.direct(k) + log_sf(x_of(k - k0 + shift)); }, 0, N);
+    };
+    const std::int64_t peak = peak_of(1);
+    const real scale = log_term(peak, 1), top_b = log_term(peak_of(0), 0);
+    const real lw_peak = lw(peak), c0 = std::exp(lw_peak - scale);
+    auto sf_lin = [&](std::int64_t i) -> real {   // -1 marks "use logs"
+      const real x = x_of(i);
+      if (x <= 0) return 1 - 0.5L * std::erfc(-x * kSqrt1_2);
+      if (x < 100) return 0.5L * std::erfc(x * kSqrt1_2);
+      return -1;
+    };
+    auto term = [&](std::int64_t k, real rel, real s_val, int shift) {
+      return s_val > 0 ? rel * s_val * c0 : std::exp(log_term(k, shift) - scale);
+    };
+    CompensatedSum sa, sb, ta, tb;
+    const real s_peak_b = sf_lin(peak - k0), s_peak_a = sf_lin(peak - k0 + 1);
+    sa.add(term(peak, 1, s_peak_a, 1));
+    sb.add(term(peak, 1, s_peak_b, 0));
+    for (int dir = -1; dir <= 1; dir += 2) {
+      bool a_done = false, b_done = false;
+      real prev_a = log_term(peak, 1), prev_b = log_term(peak, 0);
+      real rel = 1, s_lo = s_peak_b, s_hi = s_peak_a;   // S(j), S(j+1) at the current k
+      int since_anchor = 0;
+      for (std::int64_t k = peak, steps = 1; !(a_done && b_done); ++steps) {
+        const std::int64_t next = k + dir;
+        if (next < 0 || next > N) break;
+        if (++since_anchor < 32) {
+          rel *= dir > 0 ? static_cast<real>(N - k) / static_cast<real>(k + 1) * odds
+                         : static_cast<real>(k) / static_cast<real>(N - k + 1) / odds;
+        } else {
+          rel = std::exp(lw(next) - lw_peak);
+          since_anchor = 0;
+        }
+        if (dir > 0) { s_lo = s_hi; s_hi = sf_lin(next - k0 + 1); }
+        else { s_hi = s_lo; s_lo = sf_lin(next - k0); }
+        k = next;
+        if (!a_done) sa.add(term(k, rel, s_hi, 1));
+        if (!b_done) sb.add(term(k, rel, s_lo, 0));
+        if (steps % 8 == 0) {
+          const real la = log_term(k, 1), lb = log_term(k, 0);
+          a_done = a_done || stop_after(la, prev_a, scale, scale, ta);
+          b_done = b_done || stop_after(lb, prev_b, top_b, scale, tb);
+          prev_a = la;
+          prev_b = lb;
+        }
+      }
+    }
+    A = LogConcaveSum{};
+    B = LogConcaveSum{};
+    A.scale = B.scale = scale;
+    A.peak = B.peak = peak;
+    A.mantissa = sa.value();
+    B.mantissa = sb.value();
+    A.log_tail = ta.value() > 0 ? scale + std::log(ta.value()) : -kInf;
+    B.log_tail = tb.value() > 0 ? scale + std::log(tb.value()) : -kInf;
+  }
+
+  // Stopping rule of sum_log_concave for a walk checked every 8 steps: t is the log-term
+  // now, t8 eight steps back.  By log-concavity every later step falls by at least
+  // d = (t - t8)/8, so the rest is at most e^t e^d / (1 - e^d); stop (and record that
+  // bound) once it is below e^-72 of the peak term `top`.
+  static bool stop_after(real t, real t8, real top, real scale, CompensatedSum& tail) {
+    const real d = (t - t8) / 8;
+    if (!(t < top - 40 && d < 0)) return false;
+    const real log_bound = t + d - std::log(-std::expm1(d));
+    if (log_bound >= top - 72) return false;
+    tail.add(std::exp(log_bound - scale));
+    return true;
+  }
+
+  // sum_k exp(lw_k - (c - j)^2 inv - scale) and its mean offset, outward from `peak` (see
+  // sum_log_concave for the stopping rule).  Consecutive terms differ by the exact binomial
+  // ratio times exp((2z - 1) inv), and that Gaussian factor itself changes by exp(-2 inv) per
+  // step, so a term costs two multiplications instead of an expl; every 32 terms the value is
+  // re-anchored with expl, keeping the accumulated rounding below ~1e-17 relative.
+  LogConcaveSum kernel_sum(LogPmfMemo& lw, real c, real inv, std::int64_t peak, real scale) const {
+    constexpr real kStop = 40, kTail = 72;
+    const std::int64_t k0 = w_.mode(), N = w_.N();
+    const real odds = std::exp(w_.log_step(0) - std::log(static_cast<real>(N)));  // p / q
+    const bool recur = inv <= 0.5L;   // beta >= 1: the Gaussian factor varies slowly
+    const real shrink = std::exp(-2 * inv);
+    auto log_term = [&](std::int64_t k) {
+      const real z = c - static_cast<real>(k - k0);
+      return lw(k) - z * z * inv;
+    };
+    LogConcaveSum out;
+    out.peak = peak;
+    out.scale = scale;
+    const real top = log_term(peak);
+    if (top == -kInf) return out;
+    CompensatedSum s, sj, tail;
+    s.add(std::exp(top - scale));
+    std::int64_t count = 1;
+    for (int dir = -1; dir <= 1; dir += 2) {
+      real prev = top, e = std::exp(top - scale);
+      const real z0 = c - static_cast<real>(peak - k0);
+      real gauss = std::exp((dir > 0 ? 2 * z0 - 1 : -(2 * z0 + 1)) * inv);  // exp(g_{k+dir} - g_k)
+      int since_anchor = 0;
+      for (std::int64_t k = peak + dir; k >= 0 && k <= N; k += dir) {
+        const real t = log_term(k);
+        if (recur && ++since_anchor < 32 && std::isfinite(gauss)) {
+          const std::int64_t from = k - dir;   // binomial ratio w_k / w_from, exact
+          const real ratio = dir > 0 ? static_cast<real>(N - from) / static_cast<real>(from + 1) * odds
+                                     : static_cast<real>(from) / static_cast<real>(N - from + 1) / odds;
+          e *= ratio * gauss;
+        } else {
+          e = std::exp(t - scale);
+          since_anchor = 0;
+        }
+        gauss *= shrink;
+        s.add(e);
+        sj.add(static_cast<real>(k - peak) * e);
+        ++count;
+        const real d = t - prev;
+        prev = t;
+        if ((count & 7) == 0 && t < top - kStop && d < 0) {
+          const real log_bound = t + d - std::log(-std::expm1(d));
+          if (log_bound < top - kTail) {
+            tail.add(std::exp(log_bound - scale));
+            break;
+          }
+        }
+      }
+    }
+    out.mantissa = s.value();
+    out.log_tail = tail.value() > 0 ? scale + std::log(tail.value()) : -kInf;
+    out.mean_offset = sj.value() / s.value();
+    out.terms = count;
+    return out;
   }
 
   BinomialLogPmf w_;

@@ -1,0 +1,332 @@
+"""Algorithm 2: private end-to-end calibration when the bias p is unknown (spec §2.2).
+
+The data steward does not know the attacker's belief p.  Half of eps buys a
+Laplace estimate of the bias c/n; a Chernoff-Hoeffding bound turns it into an
+interval [p_lo, p_hi] that holds the generating bias except with probability
+kappa2; Algorithm 1 runs at both ends (and on a grid between them, since delta
+need not be monotone in p) with the other half of eps and the budget kappa4
+that is left after the Laplace truncation term.  The result is never more
+noise than the DP baseline: ``sigma = min(beta, sigma_DP)``.
+
+Budget (thesis Thm 4.8, eq. 4.86):  delta = kappa1 + kappa2 + kappa4 + T_L,
+with kappa3 = kappa4 + T_L.  kappa1 is the background-knowledge exclusion of
+the thesis; under the binomial model it cannot change sigma (spec §1.4), so
+its default is 0 and it only drives the optional diagnostics.
+
+Deviations from the printed pseudo-code, each for a reason (spec E10-E20):
+everything is in counts (E16); the interval is the proof's bias_D -+ tau,
+never c/n -+ ... (E11, E12: those reveal the count); tau has a closed form
+(E13); the diagnostics use the noisy count, not the exact one (E17).
+"""
+from __future__ import annotations
+
+import math
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+from scipy import optimize
+
+from . import _core
+from ._random import as_source
+from ._search import log_target
+from ._validate import integer, real
+from .alg1 import alg1
+from .baselines import analytic_gaussian_sigma
+from .hypergeom import hypergeom_pmf
+
+__all__ = ["alg2", "Alg2Result", "hoeffding_interval", "laplace_truncation"]
+
+BRANCH_PPK, BRANCH_FALLBACK, BRANCH_BASELINE = "ppk", "fallback", "baseline"
+GRID_POINTS = 65
+FINE_GRID_MAX = 4097   # most points of the lattice-resolving grid needed when sigma < 1 (spec F7)
+SIGMA_FLOOR = 1.0      # counts; used instead of a finer grid (see _check_grid)
+
+
+def hoeffding_t(*, kappa2: float, m: int) -> float:
+    """Additive Chernoff-Hoeffding deviation t with 2 exp(-2 m t^2) = kappa2 (inf when m = 0)."""
+    return math.inf if m == 0 else math.sqrt(math.log(2.0 / kappa2) / (2.0 * m))
+
+
+def laplace_truncation(*, n: int, t: float, eps_estimate: float) -> float:
+    """T_L = P(|l| > t - 1/n) for l ~ Laplace(0, 1/(n eps_estimate)): exp(-eps_estimate (n t - 1)), capped at 1."""
+    return 1.0 if n * t < 1 else math.exp(-eps_estimate * (n * t - 1.0))
+
+
+def _kl(a: float, b: float) -> float:
+    """KL(Bern(a) || Bern(b))."""
+    out = 0.0
+    if a > 0:
+        out += a * math.log(a / b)
+    if a < 1:
+        out += (1 - a) * math.log((1 - a) / (1 - b))
+    return out
+
+
+def hoeffding_interval(*, estimate: float, t_laplace: float, kappa2: float, m: int, method: str = "additive"):
+    """Interval for the generating bias around a noisy estimate (|estimate - c/n| <= t_laplace).
+
+    ``additive``: ``estimate -+ (t_hoeffding + t_laplace)`` (spec §2.2 line 9, tau = 2t when the two t agree).
+    ``kl``: the Chernoff-KL interval ``{theta : m KL(x || theta) <= ln(2/kappa2)}`` for the extreme x
+    within t_laplace of the estimate; narrower (Pinsker), solved by root finding.
+    Returns ``(p_lo, p_hi)`` clipped to [0, 1].
+    """
+    if method == "additive":
+        tau = hoeffding_t(kappa2=kappa2, m=m) + t_laplace
+        return max(0.0, estimate - tau), min(1.0, estimate + tau)
+    if method != "kl":
+        raise ValueError(f"hoeffding must be 'additive' or 'kl', got {method!r}")
+    if m == 0:
+        return 0.0, 1.0
+    level = math.log(2.0 / kappa2) / m
+    x_lo = min(1.0, max(0.0, estimate - t_laplace))
+    x_hi = min(1.0, max(0.0, estimate + t_laplace))
+    if x_lo <= 0 or _kl(x_lo, 1e-300) <= level:
+        lo = 0.0
+    else:
+        lo = optimize.brentq(lambda th: _kl(x_lo, th) - level, 1e-300, x_lo, xtol=1e-300, rtol=1e-15)
+    if x_hi >= 1 or _kl(x_hi, 1 - 1e-16) <= level:
+        hi = 1.0
+    else:
+        hi = optimize.brentq(lambda th: _kl(x_hi, th) - level, x_hi, 1 - 1e-16, xtol=1e-16, rtol=1e-15)
+    return lo, hi
+
+
+@dataclass(frozen=True)
+class Diagnostics:
+    """Thesis Alg. 2 lines 13-30 (corrected, spec §2.3), from the noisy count estimate."""
+
+    count_estimate: int           #: round(n * bias_estimate), clamped: NOT the exact count (E17)
+    classes: int                  #: background-knowledge classes h = base..top
+    excluded: int                 #: classes excluded up to cumulative probability kappa1
+    fraction_excluded: float
+    estimated_known_count: int    #: q(Est_D'), the most atypical class that is kept
+
+
+@dataclass(frozen=True)
+class Alg2Result:
+    """What :func:`alg2` decided.  Noise scales are standard deviations in counts."""
+
+    sigma: float                  #: the noise to add (counts)
+    beta: float                   #: sigma / n
+    branch: str                   #: "ppk", "fallback" (estimate unusable) or "baseline" (DP needs less)
+    p_lo: float                   #: supported bias interval (nan on fallback)
+    p_hi: float
+    kappa1: float
+    kappa2: float
+    kappa3: float
+    kappa4: float                 #: delta budget Algorithm 1 ran with (kappa3 - truncation_delta)
+    truncation_delta: float       #: T_L, the Laplace truncation term
+    tau: float                    #: half-width of the additive interval, t_hoeffding + t (nan for kl)
+    t: float                      #: Laplace truncation threshold (= additive Hoeffding deviation)
+    bias_estimate: float          #: the eps/2-DP Laplace estimate of c/n (publishable)
+    sigma_dp: float               #: the DP baseline: analytic Gaussian sigma at (eps/2, delta)
+    sigma_ppk: float              #: Algorithm 1's sigma over [p_lo, p_hi] (nan on fallback)
+    n: int
+    known: int
+    eps: float
+    delta: float
+    hoeffding: str
+    diagnostics: Diagnostics | None = None
+    #: the Laplace draw l.  PRIVATE: c/n = bias_estimate - l.  Never publish; kept for audits only.
+    _private_laplace_noise: float = field(default=math.nan, repr=False)
+
+    @property
+    def eps_estimate(self) -> float:
+        return self.eps / 2
+
+    @property
+    def eps_noise(self) -> float:
+        return self.eps / 2
+
+    def ledger(self) -> dict:
+        """Everything that may be published: the budget split and the decisions.
+
+        It holds no Laplace draw and nothing from which the exact count follows:
+        the bias estimate is itself an (eps/2)-DP release.  The delta parts add
+        up to ``delta``:  kappa1 + kappa2 + kappa4 + truncation_delta.
+        """
+        return dict(
+            n=self.n, known=self.known, eps=self.eps, delta=self.delta,
+            eps_estimate=self.eps_estimate, eps_noise=self.eps_noise,
+            delta_parts=dict(kappa1=self.kappa1, kappa2=self.kappa2, kappa4=self.kappa4,
+                             truncation_delta=self.truncation_delta),
+            kappa3=self.kappa3, hoeffding=self.hoeffding, t=self.t, tau=self.tau,
+            bias_estimate=self.bias_estimate, p_lo=self.p_lo, p_hi=self.p_hi,
+            branch=self.branch, sigma=self.sigma, beta=self.beta, sigma_dp=self.sigma_dp,
+            sigma_ppk=self.sigma_ppk,
+        )
+
+
+def _split(delta: float, kappa1, kappa2, kappa3) -> tuple[float, float, float]:
+    kappa1 = real("kappa1", kappa1, minimum=0.0)
+    rest = delta - kappa1
+    if rest <= 0:
+        raise ValueError(f"kappa1 must be < delta, got kappa1={kappa1}, delta={delta}")
+    if kappa2 is None and kappa3 is None:
+        kappa2 = kappa3 = rest / 2
+    elif kappa2 is None:
+        kappa3 = real("kappa3", kappa3, minimum=0.0, min_inclusive=False)
+        kappa2 = rest - kappa3
+    elif kappa3 is None:
+        kappa2 = real("kappa2", kappa2, minimum=0.0, min_inclusive=False)
+        kappa3 = rest - kappa2
+    kappa2 = real("kappa2", kappa2, minimum=0.0, min_inclusive=False)
+    kappa3 = real("kappa3", kappa3, minimum=0.0, min_inclusive=False)
+    if abs(kappa1 + kappa2 + kappa3 - delta) > 1e-12 * delta:
+        raise ValueError(f"kappa1 + kappa2 + kappa3 must equal delta={delta}, got {kappa1 + kappa2 + kappa3}")
+    return kappa1, kappa2, kappa3
+
+
+def _count_and_n(data, count, n) -> tuple[int, int]:
+    if (data is None) == (count is None):
+        raise ValueError("give exactly one of data (a 0/1 array) or count together with n")
+    if data is not None:
+        if n is not None:
+            raise ValueError("n is taken from data; do not pass n with data")
+        arr = np.asarray(data)
+        if arr.ndim != 1 or arr.size == 0:
+            raise ValueError(f"data must be a non-empty 1-d array of 0/1 values, got shape {arr.shape}")
+        if arr.dtype.kind not in "biuf" or not np.all((arr == 0) | (arr == 1)):
+            bad = np.nonzero(~((arr == 0) | (arr == 1)))[0] if arr.dtype.kind in "biuf" else [0]
+            raise ValueError(f"data must contain only 0 and 1; entry {int(bad[0])} is {arr[bad[0]]!r}")
+        return int(arr.sum()), int(arr.size)
+    n = integer("n", n, minimum=2)
+    return integer("count", count, minimum=0, maximum=n), n
+
+
+def _grid(p_lo: float, p_hi: float, N: int, sigma: float) -> tuple[np.ndarray, float]:
+    """Check points over [p_lo, p_hi] and the sigma they certify (spec §2.2 line 12, F7)."""
+    points = GRID_POINTS
+    if sigma < 1.0:
+        fine = int(math.ceil(4 * (N + 1) * (p_hi - p_lo))) + 1
+        if fine > FINE_GRID_MAX:
+            # Resolving the binomial lattice would take `fine` evaluations; one count of noise
+            # smooths it instead (its Fourier factor e^{-2 pi^2} ~ 3e-9), at no visible cost.
+            sigma = SIGMA_FLOOR
+        else:
+            points = max(points, fine)
+    grid = np.linspace(p_lo, p_hi, points)
+    if p_lo < 0.5 < p_hi:
+        grid = np.sort(np.append(grid, 0.5))
+    return grid, sigma
+
+
+def _log_upper_at(N: int, p: float, sigma: float, eps: float) -> float:
+    return float(_core.NoisyCount(N, p).log_delta(sigma, np.array([eps]))[1][0])
+
+
+def _ppk_sigma(n: int, known: int, p_lo: float, p_hi: float, eps: float, kappa4: float) -> float:
+    """max of Alg. 1 at both ends, then raised until every grid point meets kappa4 (C++ releases the GIL)."""
+    N = n - known - 1
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        ends = list(pool.map(lambda p: alg1(n=n, known=known, p=p, eps=eps, delta=kappa4).sigma, (p_lo, p_hi)))
+        sigma = max(ends)
+        target = log_target(kappa4)
+        while True:
+            grid, sigma = _grid(p_lo, p_hi, N, sigma)
+            logs = list(pool.map(lambda p: _log_upper_at(N, float(p), sigma, eps), grid))
+            worst = int(np.argmax(logs))
+            if logs[worst] <= target:
+                return sigma
+            sigma = max(sigma, alg1(n=n, known=known, p=float(grid[worst]), eps=eps, delta=kappa4).sigma)
+
+
+def _diagnostics(n: int, known: int, bias_estimate: float, kappa1: float) -> Diagnostics:
+    c_hat = int(min(n, max(0, round(n * bias_estimate))))
+    b = min(1 - 1e-12, max(1e-12, bias_estimate))
+    support, prb = hypergeom_pmf(population=n, successes=c_hat, draws=known)
+    h = support.astype(float)
+    with np.errstate(divide="ignore"):
+        loss = np.abs(np.log((known - h + 1) * b) - np.log(h * (1 - b)))   # Lemma 5.3 with n' (E19)
+    loss[h == 0] = np.inf
+    order = np.argsort(-loss, kind="stable")
+    cum = np.cumsum(prb[order])
+    excluded = int(np.searchsorted(cum, kappa1, side="left"))   # classes with cumulative prob < kappa1
+    excluded = min(excluded, support.size - 1)
+    return Diagnostics(count_estimate=c_hat, classes=int(support.size), excluded=excluded,
+                       fraction_excluded=excluded / support.size,
+                       estimated_known_count=int(support[order[excluded]]))
+
+
+def calibrate_from_estimate(*, n: int, known: int, eps: float, delta: float, kappa1: float, kappa2: float,
+                            kappa3: float, bias_estimate: float, laplace_exceeds_t: bool,
+                            hoeffding: str = "additive", diagnostics: bool = False) -> Alg2Result:
+    """Algorithm 2 after the Laplace draw: a function of public values, the DP estimate and one bit.
+
+    The bit ``laplace_exceeds_t`` (|l| > t) depends on the noise only, not on the count.  Everything
+    :func:`alg2` returns, except its private audit field, is computed here -- which is why its ledger
+    cannot reveal the count.
+    """
+    eps_half = eps / 2
+    t = hoeffding_t(kappa2=kappa2, m=known)
+    t_l = laplace_truncation(n=n, t=t, eps_estimate=eps_half)
+    kappa4 = kappa3 - t_l
+    sigma_dp = analytic_gaussian_sigma(eps=eps_half, delta=delta)
+    common = dict(kappa1=kappa1, kappa2=kappa2, kappa3=kappa3, kappa4=kappa4, truncation_delta=t_l, t=t,
+                  bias_estimate=bias_estimate, sigma_dp=sigma_dp, n=n, known=known, eps=eps, delta=delta,
+                  hoeffding=hoeffding)
+    diag = _diagnostics(n, known, bias_estimate, kappa1) if diagnostics else None
+    if laplace_exceeds_t or kappa4 <= 0:
+        return Alg2Result(sigma=sigma_dp, beta=sigma_dp / n, branch=BRANCH_FALLBACK, p_lo=math.nan,
+                          p_hi=math.nan, tau=math.nan, sigma_ppk=math.nan, diagnostics=diag, **common)
+    p_lo, p_hi = hoeffding_interval(estimate=bias_estimate, t_laplace=t, kappa2=kappa2, m=known, method=hoeffding)
+    tau = 2 * t if hoeffding == "additive" else math.nan
+    sigma_ppk = _ppk_sigma(n, known, p_lo, p_hi, eps_half, kappa4)
+    sigma = min(sigma_ppk, sigma_dp)
+    branch = BRANCH_PPK if sigma_ppk <= sigma_dp else BRANCH_BASELINE
+    return Alg2Result(sigma=sigma, beta=sigma / n, branch=branch, p_lo=p_lo, p_hi=p_hi, tau=tau,
+                      sigma_ppk=sigma_ppk, diagnostics=diag, **common)
+
+
+def alg2(*, data=None, count=None, n=None, known, eps, delta, kappa1=0.0, kappa2=None, kappa3=None,
+         hoeffding: str = "additive", diagnostics: bool = False, rng=None) -> Alg2Result:
+    """Private end-to-end noise calibration for a count when the attacker's bias is unknown.
+
+    Parameters (keyword-only)
+    -------------------------
+    data : array-like of 0/1, optional
+        The database column; or give ``count`` and ``n`` instead.
+    count, n : int, optional
+        Number of 1s and number of rows.
+    known : int
+        Rows the attacker knows (public), ``0 <= known <= n - 1``; also the
+        Hoeffding sample size (Def. 4.20: the conservative choice).
+    eps, delta :
+        Total budget.  eps/2 estimates the bias, eps/2 goes to the Gaussian noise.
+    kappa1, kappa2, kappa3 :
+        Split of delta (``kappa1 + kappa2 + kappa3 = delta``): kappa1 background-knowledge
+        exclusion (default 0, it cannot change sigma), kappa2 failure of the bias
+        interval, kappa3 Laplace truncation + Algorithm 1.  Unset kappa2/kappa3
+        share what kappa1 leaves equally.
+    hoeffding : "additive" | "kl"
+        Closed-form additive bound (default) or the narrower Chernoff-KL interval.
+    diagnostics : bool
+        Also compute the thesis's background-knowledge class statistics (O(known)).
+    rng : None | int | numpy.random.Generator
+        None draws the Laplace noise from a cryptographically secure source.
+
+    Returns
+    -------
+    Alg2Result
+        ``sigma`` never exceeds the DP baseline ``sigma_dp`` and, on the "ppk"
+        branch, meets kappa4 at every bias in [p_lo, p_hi] by the certified bound.
+    """
+    c, n = _count_and_n(data, count, n)
+    known = integer("known", known, minimum=0)
+    if known >= n:
+        raise ValueError(f"known must be < n (the challenge row is unknown), got known={known}, n={n}")
+    eps = real("eps", eps, minimum=0.0, min_inclusive=False)
+    delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
+    kappa1, kappa2, kappa3 = _split(delta, kappa1, kappa2, kappa3)
+    if hoeffding not in ("additive", "kl"):
+        raise ValueError(f"hoeffding must be 'additive' or 'kl', got {hoeffding!r}")
+    source = as_source(rng)
+    noise = source.laplace(1.0 / (n * (eps / 2)))        # sensitivity of c/n is 1/n
+    t = hoeffding_t(kappa2=kappa2, m=known)
+    result = calibrate_from_estimate(n=n, known=known, eps=eps, delta=delta, kappa1=kappa1, kappa2=kappa2,
+                                     kappa3=kappa3, bias_estimate=c / n + noise, laplace_exceeds_t=abs(noise) > t,
+                                     hoeffding=hoeffding, diagnostics=diagnostics)
+    return replace(result, _private_laplace_noise=noise)
+
+
