@@ -46,3 +46,40 @@ def test_bad_input_is_a_clear_error(capsys):
 def test_console_script_help():
     out = subprocess.run([sys.executable, "-m", "ppk", "--help"], capture_output=True, text=True, check=True).stdout
     assert "calibrate" in out and "delta" in out
+
+
+def test_alg2_json_ledger(capsys):
+    assert main(["alg2", "--count", "30000", "--n", "100000", "--known", "50000", "--eps", "0.1",
+                 "--delta", "1e-6", "--seed", "1", "--json"]) == 0
+    ledger = json.loads(capsys.readouterr().out)
+    assert ledger == json.loads(json.dumps(ppk.alg2(count=30000, n=100000, known=50000, eps=0.1, delta=1e-6,
+                                                     rng=1).ledger()))
+    assert main(["alg2", "--count", "30000", "--n", "100000", "--known", "50000", "--eps", "0.1",
+                 "--delta", "1e-6", "--seed", "1"]) == 0
+    assert "delta = k1 + k2 + k4 + T_L" in capsys.readouterr().out
+
+
+def test_release_csv_end_to_end(tmp_path, capsys):
+    path = tmp_path / "survey.csv"
+    rows = ["id,smoker"] + [f"{i},{int(i % 10 < 3)}" for i in range(20_000)]
+    path.write_text("\n".join(rows) + "\n")
+    assert main(["release", "--csv", str(path), "--column", "smoker", "--known", "10000", "--eps", "0.5",
+                 "--delta", "1e-6", "--seed", "4", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert isinstance(out["value"], int) and abs(out["value"] - 6000) < 200
+    assert "bias_estimate" in out["ledger"] and "value" not in out["ledger"]
+
+
+def test_release_refuses_bad_rows_with_the_line_number(tmp_path, capsys):
+    path = tmp_path / "bad.csv"
+    path.write_text("id,smoker\n1,0\n2,1\n3,yes\n4,0\n")
+    assert main(["release", "--csv", str(path), "--column", "smoker", "--known", "1", "--eps", "1",
+                 "--delta", "1e-6"]) == 2
+    captured = capsys.readouterr()
+    assert "line 4" in captured.err and "nothing was released" in captured.err
+    assert captured.out == ""
+    assert main(["release", "--csv", str(path), "--column", "age", "--known", "1", "--eps", "1",
+                 "--delta", "1e-6"]) == 2
+    assert "no column 'age'" in capsys.readouterr().err
+    assert main(["release", "--csv", str(tmp_path / "missing.csv"), "--column", "x", "--known", "1", "--eps", "1",
+                 "--delta", "1e-6"]) == 2

@@ -7,8 +7,8 @@ under this model (:class:`CountingQuery`), and the noise it needs.
 from __future__ import annotations
 
 from . import baselines
-from .alg1 import Alg1Result, alg1
-from .alg2 import Alg2Result, alg2
+from .algorithm1 import Alg1Result, alg1
+from .algorithm2 import Alg2Result, alg2
 from .release import Release, release
 from .counting import MAX_ROWS, CountingQuery
 from .hypergeom import hypergeom_pmf

@@ -10,7 +10,9 @@ import sys
 import numpy as np
 
 from . import baselines
-from .alg1 import alg1
+from .algorithm1 import alg1
+from .algorithm2 import alg2
+from .release import release
 from .counting import CountingQuery
 
 _DEFAULT = dict(n=100_000, known=50_000, p=0.5)
@@ -31,11 +33,13 @@ def _fmt_log(log_x: float) -> str:
     return f"{10 ** (e10 - exponent):.6g}e{exponent}"
 
 
-def _print_table(header: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(header)]
+def _print_table(header: list[str] | None, rows: list[list[str]]) -> None:
+    ncol = len(rows[0])
+    widths = [max(len(header[i]) if header else 0, *(len(r[i]) for r in rows)) for i in range(ncol)]
     def line(cells):  # first column left-aligned (labels), numbers right-aligned
         return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths)))
-    print(line(header))
+    if header:
+        print(line(header))
     for r in rows:
         print(line(r))
 
@@ -100,6 +104,86 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _print_ledger(ledger: dict, value=None) -> None:
+    parts = ledger["delta_parts"]
+    if value is not None:
+        print(f"released value: {value}   (count + rounded Gaussian noise, sigma = {ledger['sigma']:.6g} counts)\n")
+    print(f"Algorithm 2 on n={ledger['n']} rows, attacker knows {ledger['known']};"
+          f" budget eps={ledger['eps']:g}, delta={ledger['delta']:g}")
+    rows = [
+        ["branch", ledger["branch"]],
+        ["sigma (counts)", f"{ledger['sigma']:.6g}"],
+        ["beta = sigma/n", f"{ledger['beta']:.4g}"],
+        ["DP baseline sigma (eps/2, delta)", f"{ledger['sigma_dp']:.6g}"],
+        ["eps for the bias estimate / noise", f"{ledger['eps_estimate']:g} / {ledger['eps_noise']:g}"],
+        ["bias estimate (eps/2-DP)", f"{ledger['bias_estimate']:.6g}"],
+        ["supported bias [p_lo, p_hi]", f"[{ledger['p_lo']:.6g}, {ledger['p_hi']:.6g}]"],
+        ["Hoeffding / t / tau", f"{ledger['hoeffding']} / {ledger['t']:.4g} / {ledger['tau']:.4g}"],
+        ["delta = k1 + k2 + k4 + T_L", " + ".join(f"{parts[k]:.3g}" for k in ("kappa1", "kappa2", "kappa4",
+                                                                           "truncation_delta"))],
+    ]
+    _print_table(None, rows)
+    if ledger["branch"] == "fallback":
+        print("\nfallback: the Laplace estimate was unusable or the truncation term exceeded kappa3;"
+              " the DP baseline is used.")
+
+
+def _alg2_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--known", type=int, required=True, help="rows the attacker knows (public), < n")
+    parser.add_argument("--eps", type=float, required=True, help="total epsilon; half estimates the bias")
+    parser.add_argument("--delta", type=float, required=True, help="total delta = kappa1 + kappa2 + kappa3")
+    parser.add_argument("--kappa1", type=float, default=0.0, help="background-knowledge exclusion (default 0)")
+    parser.add_argument("--kappa2", type=float, default=None,
+                        help="failure probability of the bias interval (default: half of delta - kappa1)")
+    parser.add_argument("--kappa3", type=float, default=None,
+                        help="Laplace truncation + Algorithm 1 budget (default: the rest)")
+    parser.add_argument("--hoeffding", choices=["additive", "kl"], default="additive",
+                        help="bias interval: closed-form additive Hoeffding or Chernoff-KL (default %(default)s)")
+    parser.add_argument("--seed", type=int, default=None,
+                        help="reproducible randomness (default: a cryptographically secure source)")
+    parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
+
+
+def _cmd_alg2(args: argparse.Namespace) -> int:
+    r = alg2(count=args.count, n=args.n, known=args.known, eps=args.eps, delta=args.delta, kappa1=args.kappa1,
+             kappa2=args.kappa2, kappa3=args.kappa3, hoeffding=args.hoeffding, rng=args.seed)
+    if args.json:
+        print(json.dumps(r.ledger()))
+    else:
+        _print_ledger(r.ledger())
+    return 0
+
+
+def read_binary_column(path: str, column: str) -> list[int]:
+    """The 0/1 values of one CSV column; ValueError naming the line of the first bad row."""
+    import csv
+    with open(path, newline="") as fh:
+        reader = csv.DictReader(fh)
+        if reader.fieldnames is None or column not in reader.fieldnames:
+            raise ValueError(f"{path}: no column {column!r}; columns are {reader.fieldnames}")
+        values = []
+        for row in reader:
+            cell = (row.get(column) or "").strip()
+            if cell not in ("0", "1"):
+                raise ValueError(f"{path}, line {reader.line_num}: column {column!r} must be 0 or 1, got {cell!r};"
+                                 " nothing was released")
+            values.append(int(cell))
+    if len(values) < 2:
+        raise ValueError(f"{path}: need at least 2 rows, got {len(values)}")
+    return values
+
+
+def _cmd_release(args: argparse.Namespace) -> int:
+    data = read_binary_column(args.csv, args.column)
+    out = release(data=data, known=args.known, eps=args.eps, delta=args.delta, kappa1=args.kappa1,
+                  kappa2=args.kappa2, kappa3=args.kappa3, hoeffding=args.hoeffding, rng=args.seed)
+    if args.json:
+        print(json.dumps(out.public()))
+    else:
+        _print_ledger(out.calibration.ledger(), value=out.value)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ppk",
@@ -126,6 +210,23 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--error", type=float, default=None,
                    help="absolute tolerance on sigma in counts (default: relative 1e-10)")
     c.set_defaults(func=_cmd_calibrate)
+
+    a = sub.add_parser("alg2", help="private end-to-end calibration from a count (Algorithm 2)",
+                       description="Algorithm 2: estimate the bias privately (eps/2, Laplace), bound it "
+                                   "(Hoeffding), and run Algorithm 1 over the supported biases with eps/2. "
+                                   "Prints the public ledger (no Laplace draw, nothing that reveals the count).")
+    a.add_argument("--count", type=int, required=True, help="number of 1s (kept private)")
+    a.add_argument("--n", type=int, required=True, help="number of rows")
+    _alg2_options(a)
+    a.set_defaults(func=_cmd_alg2)
+
+    r = sub.add_parser("release", help="release a noisy count of a 0/1 CSV column",
+                       description="Calibrate with Algorithm 2 and release count + rounded Gaussian noise. "
+                                   "Every row must be 0 or 1; on any bad row nothing is released.")
+    r.add_argument("--csv", required=True, help="CSV file with a header row")
+    r.add_argument("--column", required=True, help="name of the 0/1 column")
+    _alg2_options(r)
+    r.set_defaults(func=_cmd_release)
     return parser
 
 
@@ -137,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         return args.func(args)
-    except (ValueError, TypeError) as exc:
+    except (ValueError, TypeError, OSError) as exc:
         print(f"ppk {args.command}: error: {exc}", file=sys.stderr)
         return 2
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ._random import as_source
-from .alg2 import Alg2Result, _count_and_n, alg2
+from .algorithm2 import Alg2Result, _count_and_n, alg2
 
 __all__ = ["release", "Release"]
 

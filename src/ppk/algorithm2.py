@@ -31,7 +31,7 @@ from . import _core
 from ._random import as_source
 from ._search import log_target
 from ._validate import integer, real
-from .alg1 import alg1
+from .algorithm1 import alg1
 from .baselines import analytic_gaussian_sigma
 from .hypergeom import hypergeom_pmf
 
@@ -191,6 +191,8 @@ def _count_and_n(data, count, n) -> tuple[int, int]:
             bad = np.nonzero(~((arr == 0) | (arr == 1)))[0] if arr.dtype.kind in "biuf" else [0]
             raise ValueError(f"data must contain only 0 and 1; entry {int(bad[0])} is {arr[bad[0]]!r}")
         return int(arr.sum()), int(arr.size)
+    if n is None:
+        raise ValueError("n (the number of rows) is required with count")
     n = integer("n", n, minimum=2)
     return integer("count", count, minimum=0, maximum=n), n
 
