@@ -1,0 +1,202 @@
+"""``ppk evaluate``: the evaluation the thesis ran out of time for (its §5.4).
+
+For every point of a grid (n, known/n, p, eps, delta) it computes the noise of
+Algorithm 1 (p known), of Algorithm 2 (p estimated privately; median over
+seeds, each seed drawing its own data set), and of the three DP baselines, and
+writes one CSV row per point.  The sweep runs on any
+``concurrent.futures.Executor`` (a process pool by default; pass a
+``dask.distributed`` client's executor to run it on a cluster) and its result
+depends only on the grid and the seed, not on the executor or the order.
+"""
+from __future__ import annotations
+
+import csv
+import math
+import os
+import sys
+import time
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
+from itertools import product
+
+import numpy as np
+
+from .algorithm1 import alg1
+from .algorithm2 import alg2
+from .baselines import analytic_gaussian_sigma, classic_gaussian_sigma, optimal_gaussian_sigma
+
+__all__ = ["GRIDS", "GridPoint", "grid_points", "evaluate_point", "run_sweep", "write_csv", "COLUMNS"]
+
+COLUMNS = ["n", "known_fraction", "p", "eps", "delta", "sigma_ppk", "sigma_alg2", "sigma_analytic",
+           "sigma_cor32", "sigma_classic", "gain", "seconds"]
+
+# Each grid: the axes of the sweep.  "thesis" is spec R1 (n 1e4..1e7, eps 1e-3..1, bias and
+# known/n 0.01..0.99); "quick" is a small cut of it that runs in about a minute on 2 cores.
+GRIDS = {
+    "quick": dict(n=[10**4, 10**5, 10**6], known_fraction=[0.1, 0.5, 0.9], p=[0.1, 0.3, 0.5],
+                  eps=[0.01, 0.1, 1.0], delta=[1e-6], seeds=3),
+    "thesis": dict(n=[10**4, 10**5, 10**6, 10**7], known_fraction=[0.01, 0.25, 0.5, 0.75, 0.99],
+                   p=[0.01, 0.1, 0.25, 0.5, 0.75, 0.9, 0.99], eps=[0.001, 0.01, 0.1, 1.0], delta=[1e-6],
+                   seeds=5),
+    "tiny": dict(n=[1000, 10**4], known_fraction=[0.5], p=[0.3], eps=[0.1, 1.0], delta=[1e-6], seeds=2),
+}
+
+
+@dataclass(frozen=True)
+class GridPoint:
+    index: int
+    n: int
+    known_fraction: float
+    p: float
+    eps: float
+    delta: float
+    seeds: int
+    seed: int
+
+    @property
+    def known(self) -> int:
+        return min(self.n - 1, int(round(self.known_fraction * self.n)))
+
+
+def grid_points(grid: str | dict, *, seed: int = 0) -> list[GridPoint]:
+    spec = GRIDS[grid] if isinstance(grid, str) else grid
+    axes = product(spec["n"], spec["known_fraction"], spec["p"], spec["eps"], spec["delta"])
+    return [GridPoint(i, n, kf, p, e, d, spec.get("seeds", 3), seed) for i, (n, kf, p, e, d) in enumerate(axes)]
+
+
+def evaluate_point(point: GridPoint) -> dict:
+    """One CSV row (a plain dict, so it crosses process boundaries cheaply)."""
+    start = time.perf_counter()
+    n, known = point.n, point.known
+    sigma_ppk = alg1(n=n, known=known, p=point.p, eps=point.eps, delta=point.delta).sigma
+    alg2_sigmas = []
+    for s in range(point.seeds):
+        rng = np.random.default_rng([point.seed, point.index, s])
+        count = int(rng.binomial(n, point.p))     # a data set drawn with bias p
+        alg2_sigmas.append(alg2(count=count, n=n, known=known, eps=point.eps, delta=point.delta, rng=rng).sigma)
+    sigma_bw = analytic_gaussian_sigma(eps=point.eps, delta=point.delta)
+    return dict(
+        n=n, known_fraction=point.known_fraction, p=point.p, eps=point.eps, delta=point.delta,
+        sigma_ppk=sigma_ppk, sigma_alg2=float(np.median(alg2_sigmas)), sigma_analytic=sigma_bw,
+        sigma_cor32=optimal_gaussian_sigma(eps=point.eps, delta=point.delta) if point.delta <= 0.25 else math.nan,
+        sigma_classic=classic_gaussian_sigma(eps=point.eps, delta=point.delta) if point.eps < 1 else math.nan,
+        gain=math.inf if sigma_ppk == 0 else sigma_bw / sigma_ppk,
+        seconds=time.perf_counter() - start,
+    )
+
+
+class _Progress:
+    """A dependency-free progress bar on stderr (a line per 10% when stderr is not a terminal)."""
+
+    def __init__(self, total: int, enabled: bool):
+        self.total, self.done, self.enabled = total, 0, enabled
+        self.start = time.perf_counter()
+        self.tty = sys.stderr.isatty()
+        self.last_decile = -1
+
+    def step(self) -> None:
+        self.done += 1
+        if not self.enabled:
+            return
+        frac = self.done / self.total
+        elapsed = time.perf_counter() - self.start
+        eta = elapsed / frac - elapsed if frac > 0 else 0.0
+        bar = "#" * int(30 * frac) + "." * (30 - int(30 * frac))
+        text = f"[{bar}] {self.done}/{self.total} points, {elapsed:.0f} s elapsed, ~{eta:.0f} s left"
+        if self.tty:
+            print("\r" + text, end="" if self.done < self.total else "\n", file=sys.stderr, flush=True)
+        elif int(10 * frac) > self.last_decile:
+            self.last_decile = int(10 * frac)
+            print(text, file=sys.stderr, flush=True)
+
+
+def run_sweep(points: list[GridPoint], *, executor: Executor | None = None, jobs: int | None = None,
+              progress: bool = True) -> list[dict]:
+    """Evaluate every point; rows come back in grid order whatever the executor does."""
+    own = executor is None
+    if own:
+        executor = ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1)
+    bar = _Progress(len(points), progress)
+    try:
+        futures = [executor.submit(evaluate_point, p) for p in points]
+        rows: list[dict | None] = [None] * len(points)
+        pending = dict(zip(futures, range(len(points))))
+        for fut in as_completed(futures):
+            rows[pending[fut]] = fut.result()
+            bar.step()
+    finally:
+        if own:
+            executor.shutdown()
+    return [r for r in rows if r is not None]
+
+
+def write_csv(rows: list[dict], path: str) -> None:
+    def cell(v):
+        if isinstance(v, float) and math.isnan(v):
+            return ""
+        return repr(v) if isinstance(v, float) else str(v)
+    with open(path, "w", newline="") as fh:
+        w = csv.writer(fh)
+        w.writerow(COLUMNS)
+        for r in rows:
+            w.writerow([cell(r[c]) for c in COLUMNS])
+
+
+
+def evaluate(*, grid: str | dict = "quick", out_dir: str = "ppk-out", executor: Executor | None = None,
+             jobs: int | None = None, seed: int = 0, figures: bool = True, progress: bool = True) -> list[dict]:
+    """Run the sweep, write ``evaluation.csv``, the figures (if matplotlib is installed) and ``summary.md``.
+
+    Returns the CSV rows.  ``executor`` is any ``concurrent.futures.Executor``; by default a process
+    pool with ``jobs`` workers (all cores).  Results depend only on ``grid`` and ``seed``.
+    """
+    os.makedirs(out_dir, exist_ok=True)
+    points = grid_points(grid, seed=seed)
+    rows = run_sweep(points, executor=executor, jobs=jobs, progress=progress)
+    write_csv(rows, os.path.join(out_dir, "evaluation.csv"))
+    drawn: list[tuple[str, str]] = []
+    note = ""
+    if figures:
+        try:
+            from . import figures as figs
+        except ImportError:  # pragma: no cover - figures imports only numpy at module level
+            figs = None
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            note = "matplotlib is not installed (pip install 'ppk[plot]'): no figures were drawn."
+        else:
+            drawn.append(figs.fig_evaluation_summary(out_dir, rows))
+            for f in figs.ALL:
+                drawn.append(f(out_dir))
+    _write_summary(out_dir, grid, seed, rows, drawn, note)
+    return rows
+
+
+def _write_summary(out_dir, grid, seed, rows, drawn, note) -> None:
+    finite = [r["gain"] for r in rows if math.isfinite(r["gain"])]
+    zero = sum(1 for r in rows if r["sigma_ppk"] == 0)
+    worse = sum(1 for r in rows if r["sigma_ppk"] > r["sigma_analytic"] * (1 + 1e-9))
+    lines = [
+        "# ppk evaluate",
+        "",
+        f"Grid `{grid if isinstance(grid, str) else 'custom'}`, seed {seed}: {len(rows)} points, "
+        f"{sum(r['seconds'] for r in rows):.1f} s of computation.",
+        "",
+        "`evaluation.csv` has one row per point: the noise (standard deviations in counts) of Algorithm 1 "
+        "(`sigma_ppk`, bias known), Algorithm 2 (`sigma_alg2`, bias estimated privately, median over seeds), "
+        "the analytic Gaussian (`sigma_analytic`, Balle-Wang), the corrected Cor. 3.2 (`sigma_cor32`) and "
+        "the classic Gaussian (`sigma_classic`, empty for eps >= 1); `gain = sigma_analytic / sigma_ppk`. "
+        "Algorithm 2 spends eps/2 on the bias estimate, so its own baseline is the analytic sigma at eps/2 "
+        "(about twice `sigma_analytic`); it never exceeds that.",
+        "",
+        f"* natural noise alone sufficed (sigma_ppk = 0) at {zero} of {len(rows)} points;",
+        f"* median gain where noise was needed: {np.median(finite):.3g}" if finite else "* no finite gain",
+        f"* points where PPK needed more noise than DP: {worse} (must be 0).",
+        "",
+        "## Figures",
+        "",
+    ]
+    lines += [f"* `{name}` -- {text}" for name, text in drawn] or [f"* {note}"]
+    with open(os.path.join(out_dir, "summary.md"), "w") as fh:
+        fh.write("\n".join(lines) + "\n")

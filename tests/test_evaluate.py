@@ -1,0 +1,54 @@
+"""ppk evaluate: the CSV promise, PPK never above DP, determinism across executors, figures."""
+import csv
+import math
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from ppk import evaluation
+from ppk.cli import main
+
+
+def _read(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
+def test_tiny_grid_end_to_end_with_figures(tmp_path):
+    pytest.importorskip("matplotlib")
+    out = tmp_path / "ev"
+    with ThreadPoolExecutor(max_workers=2) as pool:      # any Executor works
+        rows = evaluation.evaluate(grid="tiny", out_dir=str(out), executor=pool, progress=False)
+    table = _read(out / "evaluation.csv")
+    assert list(table[0]) == evaluation.COLUMNS
+    assert len(table) == len(rows) == 4
+    for r in table:
+        assert float(r["sigma_ppk"]) <= float(r["sigma_analytic"]) * (1 + 1e-12)
+        assert float(r["sigma_alg2"]) >= 0
+        assert (r["sigma_classic"] == "") == (float(r["eps"]) >= 1)
+        gain = float(r["gain"])
+        assert gain >= 1 - 1e-12 or math.isinf(gain)
+    pngs = sorted(p.name for p in out.glob("*.png"))
+    assert "gain_maps.png" in pngs and "fig4_1_pointwise_loss.png" in pngs and len(pngs) == 9
+    summary = (out / "summary.md").read_text()
+    assert "must be 0" in summary and all(name in summary for name in pngs)
+
+
+def test_results_do_not_depend_on_the_executor(tmp_path):
+    points = evaluation.grid_points("tiny", seed=3)
+    with ThreadPoolExecutor(max_workers=1) as one:
+        a = evaluation.run_sweep(points, executor=one, progress=False)
+    b = evaluation.run_sweep(points, jobs=2, progress=False)          # default: a process pool
+    strip = lambda rows: [{k: repr(v) for k, v in r.items() if k != "seconds"} for r in rows]  # noqa: E731 (nan-safe)
+    assert strip(a) == strip(b)
+
+
+def test_cli_without_figures(tmp_path, capsys):
+    assert main(["evaluate", "--grid", "tiny", "--out", str(tmp_path), "--no-figures", "--quiet", "--jobs", "1"]) == 0
+    assert (tmp_path / "evaluation.csv").exists() and not list(tmp_path.glob("*.png"))
+    assert "4 grid points" in capsys.readouterr().out
+
+
+def test_quick_grid_is_the_documented_size():
+    assert len(evaluation.grid_points("quick")) == 81
+    assert len(evaluation.grid_points("thesis")) == 560
