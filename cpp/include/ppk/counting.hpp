@@ -297,8 +297,9 @@ class NoisyCountDirection {
         if (!b_done) sb.add(term(k, rel, s_lo, 0));
         if (steps % 8 == 0) {
           const real la = log_term(k, 1), lb = log_term(k, 0);
-          a_done = a_done || stop_after(la, prev_a, scale, scale, ta);
-          b_done = b_done || stop_after(lb, prev_b, top_b, scale, tb);
+          // checked every 8 steps: by log-concavity each later step falls by >= the mean of the last 8
+          a_done = a_done || remainder_negligible(la, (la - prev_a) / 8, scale, scale, ta);
+          b_done = b_done || remainder_negligible(lb, (lb - prev_b) / 8, top_b, scale, tb);
           prev_a = la;
           prev_b = lb;
         }
@@ -314,26 +315,12 @@ class NoisyCountDirection {
     B.log_tail = tb.value() > 0 ? scale + std::log(tb.value()) : -kInf;
   }
 
-  // Stopping rule of sum_log_concave for a walk checked every 8 steps: t is the log-term
-  // now, t8 eight steps back.  By log-concavity every later step falls by at least
-  // d = (t - t8)/8, so the rest is at most e^t e^d / (1 - e^d); stop (and record that
-  // bound) once it is below e^-72 of the peak term `top`.
-  static bool stop_after(real t, real t8, real top, real scale, CompensatedSum& tail) {
-    const real d = (t - t8) / 8;
-    if (!(t < top - 40 && d < 0)) return false;
-    const real log_bound = t + d - std::log(-std::expm1(d));
-    if (log_bound >= top - 72) return false;
-    tail.add(std::exp(log_bound - scale));
-    return true;
-  }
-
-  // sum_k exp(lw_k - (c - j)^2 inv - scale) and its mean offset, outward from `peak` (see
-  // sum_log_concave for the stopping rule).  Consecutive terms differ by the exact binomial
+  // sum_k exp(lw_k - (c - j)^2 inv - scale) and its mean offset, outward from `peak` (stopping rule:
+  // remainder_negligible).  Consecutive terms differ by the exact binomial
   // ratio times exp((2z - 1) inv), and that Gaussian factor itself changes by exp(-2 inv) per
   // step, so a term costs two multiplications instead of an expl; every 32 terms the value is
   // re-anchored with expl, keeping the accumulated rounding below ~1e-17 relative.
   LogConcaveSum kernel_sum(LogPmfMemo& lw, real c, real inv, std::int64_t peak, real scale) const {
-    constexpr real kStop = 40, kTail = 72;
     const std::int64_t k0 = w_.mode(), N = w_.N();
     const real odds = std::exp(w_.log_step(0) - std::log(static_cast<real>(N)));  // p / q
     const bool recur = inv <= 0.5L;   // beta >= 1: the Gaussian factor varies slowly
@@ -372,13 +359,7 @@ class NoisyCountDirection {
         ++count;
         const real d = t - prev;
         prev = t;
-        if ((count & 7) == 0 && t < top - kStop && d < 0) {
-          const real log_bound = t + d - std::log(-std::expm1(d));
-          if (log_bound < top - kTail) {
-            tail.add(std::exp(log_bound - scale));
-            break;
-          }
-        }
+        if ((count & 7) == 0 && remainder_negligible(t, d, top, scale, tail)) break;
       }
     }
     out.mantissa = s.value();

@@ -29,6 +29,18 @@ struct LogConcaveSum {
   real log_sum() const { return mantissa > 0 ? scale + std::log(mantissa) : -kInf; }
 };
 
+// The stopping rule of every outward walk over a log-concave sequence: at log-term t,
+// with every later step falling by at least d < 0, the rest is at most
+// e^t e^d / (1 - e^d).  Once that is below e^-72 of the peak term `top` (and t is
+// already 40 nats down), add the bound (relative to `scale`) to `tail` and say stop.
+inline bool remainder_negligible(real t, real d, real top, real scale, CompensatedSum& tail) {
+  if (!(t < top - 40 && d < 0)) return false;
+  const real log_bound = t + d - std::log(-std::expm1(d));
+  if (log_bound >= top - 72) return false;
+  tail.add(std::exp(log_bound - scale));
+  return true;
+}
+
 // argmax of a log-concave sequence on [kmin, kmax] (bisection on the sign of t_{k+1} - t_k).
 template <class Term>
 std::int64_t log_concave_peak(Term&& term, std::int64_t kmin, std::int64_t kmax) {
@@ -47,8 +59,6 @@ std::int64_t log_concave_peak(Term&& term, std::int64_t kmin, std::int64_t kmax)
 template <class Term>
 LogConcaveSum sum_log_concave(Term&& term, std::int64_t kmin, std::int64_t kmax,
                               std::int64_t peak, real scale, bool want_mean = false) {
-  constexpr real kStop = 40;   // consider stopping only below e^-40 of the peak
-  constexpr real kTail = 72;   // stop once the remainder bound is below e^-72 of the peak
   LogConcaveSum out;
   out.peak = peak;
   out.scale = scale;
@@ -68,13 +78,7 @@ LogConcaveSum sum_log_concave(Term&& term, std::int64_t kmin, std::int64_t kmax,
       const real d = t - prev;
       prev = t;
       // the stop test costs an expm1 and a log: do it on every 8th term only
-      if ((count & 7) == 0 && t < top - kStop && d < 0) {
-        const real log_bound = t + d - std::log(-std::expm1(d));
-        if (log_bound < top - kTail) {
-          tail.add(std::exp(log_bound - scale));
-          break;
-        }
-      }
+      if ((count & 7) == 0 && remainder_negligible(t, d, top, scale, tail)) break;
     }
   }
   out.mantissa = s.value();
