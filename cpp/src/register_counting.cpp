@@ -63,7 +63,31 @@ void register_counting(py::module_& m) {
            },
            py::arg("sigma"), py::arg("eps"),
            "Returns (log_delta, log_delta_upper, method) arrays over eps. method: 0 gaussian, "
-           "1 noiseless, 2 flat (F4), 3 threshold (F2).");
+           "1 noiseless, 2 flat (F4), 3 threshold (F2).")
+      .def("tail_logs",
+           [](const ppk::NoisyCount& self, double sigma, const DoubleArray& eps, bool mirrored) {
+             if (!(sigma > 0) || std::isinf(sigma)) throw std::invalid_argument("sigma must be finite and > 0");
+             if (self.degenerate()) throw std::invalid_argument("no natural noise: use the Gaussian PLD");
+             const auto n = static_cast<std::int64_t>(eps.size());
+             const double* e = eps.data();
+             for (std::int64_t i = 0; i < n; ++i)
+               if (!(e[i] >= 0) || std::isinf(e[i])) throw std::invalid_argument("eps must be finite and >= 0");
+             std::vector<double> la(n), lb(n);
+             {
+               py::gil_scoped_release release;
+               ppk::parallel_for_blocks(n, ppk::worker_count(n, 1), [&](std::int64_t b, std::int64_t end) {
+                 for (std::int64_t i = b; i < end; ++i) {
+                   const auto r = self.tail_logs(sigma, e[i], mirrored);
+                   la[i] = static_cast<double>(r.first);
+                   lb[i] = static_cast<double>(r.second);
+                 }
+               });
+             }
+             return py::make_tuple(to_numpy(std::move(la)), to_numpy(std::move(lb)));
+           },
+           py::arg("sigma"), py::arg("eps"), py::arg("mirrored") = false,
+           "(log P(O_1 > o*), log P(O_0 > o*)) with L(o*) = eps for each eps >= 0; mirrored: the pair "
+           "with X -> N - X (gives the forward pair's lower tails at -eps).");
 
   m.def("gaussian_log_delta",
         [](double sigma, const DoubleArray& eps, double sensitivity) {

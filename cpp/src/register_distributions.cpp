@@ -70,11 +70,29 @@ void register_distributions(py::module_& m) {
           std::vector<double> out;
           {
             py::gil_scoped_release release;
-            out = ppk::convolve(a.data(), a.size(), b.data(), b.size());
+            out = ppk::convolve<double>(a.data(), a.size(), b.data(), b.size());
           }
           return to_numpy(std::move(out));
         },
         py::arg("a"), py::arg("b"), "Exact direct convolution of non-negative vectors (long double, Neumaier).");
+
+  m.def("convolve_longdouble",
+        [](const py::array_t<long double, py::array::c_style | py::array::forcecast>& a,
+           const py::array_t<long double, py::array::c_style | py::array::forcecast>& b) {
+          for (const auto* arr : {&a, &b})
+            for (py::ssize_t i = 0; i < arr->size(); ++i)
+              if (!(arr->data()[i] >= 0) || std::isinf(arr->data()[i]))
+                throw std::invalid_argument("masses must be finite and >= 0");
+          std::vector<long double> out;
+          {
+            py::gil_scoped_release release;
+            out = ppk::convolve<long double>(a.data(), a.size(), b.data(), b.size());
+          }
+          auto* heap = new std::vector<long double>(std::move(out));
+          py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<long double>*>(p); });
+          return py::array_t<long double>(static_cast<py::ssize_t>(heap->size()), heap->data(), owner);
+        },
+        py::arg("a"), py::arg("b"), "Exact direct convolution in long double (numpy.longdouble arrays).");
 
   m.def("log_convolve",
         [](const DoubleArray& a, const DoubleArray& b) {

@@ -12,8 +12,9 @@ from .algorithm2 import Alg2Result, alg2
 from .release import Release, release
 from .counting import MAX_ROWS, CountingQuery
 from .hypergeom import hypergeom_pmf
+from .pld import PrivacyLossDistribution
 
 __version__ = "0.1.0"
 
 __all__ = ["CountingQuery", "MAX_ROWS", "hypergeom_pmf", "alg1", "Alg1Result", "alg2", "Alg2Result",
-           "release", "Release", "baselines", "__version__"]
+           "release", "Release", "baselines", "PrivacyLossDistribution", "__version__"]

@@ -95,6 +95,17 @@ class CountingQuery:
         """The same query with another noise level (counts)."""
         return CountingQuery(n=self.n, known=self.known, p=self.p, sigma=sigma)
 
+    def repeat(self, k: int) -> "CountingQuery":
+        """k releases of the same count, each with fresh N(0, sigma^2) noise, as one exact query.
+
+        The k outputs share the unknown rows X (natural noise is *not* fresh), so composing k
+        copies of this query's PLD would be wrong.  Exactly: given the rows, the outputs' joint
+        density depends on the data only through their mean, which is ``a + X + N(0, sigma^2/k)``;
+        by sufficiency the k releases have the privacy curve of one release with ``sigma/sqrt(k)``.
+        """
+        k = integer("k", k, minimum=1)
+        return self.with_sigma(self.sigma / math.sqrt(k))
+
     # -- the privacy curve -------------------------------------------------
     def _curve(self, eps):
         flat, scalar = real_array("eps", eps, minimum=0.0)

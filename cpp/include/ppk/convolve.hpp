@@ -1,6 +1,6 @@
 // ppk/convolve.hpp -- exact direct convolution, linear and log domain.
 //
-// convolve: c_k = sum_i a_i b_{k-i} for non-negative a, b, every output summed
+// convolve: c_k = sum_i a_i b_{k-i} for non-negative a, b (double or long double), every output summed
 // in long double with Neumaier compensation: relative error of each c_k is a
 // few units of 1e-19 (all terms are >= 0, so no cancellation), independent of
 // the vector lengths -- unlike an FFT, whose ~1e-16 * max|c| absolute error
@@ -17,18 +17,19 @@
 
 namespace ppk {
 
-inline std::vector<double> convolve(const double* a, std::int64_t na, const double* b, std::int64_t nb) {
-  std::vector<double> out;
+template <class T>
+std::vector<T> convolve(const T* a, std::int64_t na, const T* b, std::int64_t nb) {
+  std::vector<T> out;
   if (na == 0 || nb == 0) return out;
   const std::int64_t n = na + nb - 1;
-  out.assign(static_cast<std::size_t>(n), 0.0);
+  out.assign(static_cast<std::size_t>(n), T(0));
   parallel_for_blocks(n, worker_count(na * nb, 1 << 20), [&](std::int64_t k0, std::int64_t k1) {
     for (std::int64_t k = k0; k < k1; ++k) {
       const std::int64_t i0 = std::max<std::int64_t>(0, k - (nb - 1));
       const std::int64_t i1 = std::min<std::int64_t>(k, na - 1);
       CompensatedSum s;
       for (std::int64_t i = i0; i <= i1; ++i) s.add(static_cast<real>(a[i]) * static_cast<real>(b[k - i]));
-      out[static_cast<std::size_t>(k)] = static_cast<double>(s.value());
+      out[static_cast<std::size_t>(k)] = static_cast<T>(s.value());
     }
   });
   return out;

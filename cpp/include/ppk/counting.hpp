@@ -27,6 +27,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <utility>
 
 #include "ppk/binom.hpp"
 #include "ppk/logconcave_sum.hpp"
@@ -148,39 +149,22 @@ class NoisyCountDirection {
   }
 
   // F2 with certified bracket.
-  DeltaBounds threshold(real beta, real eps) const {
-    const std::int64_t N = w_.N(), k0 = w_.mode();
-    const real p = w_.p(), q = w_.q();
-    const real var = static_cast<real>(N) * p * q + beta * beta;
-    // Newton for L(u) = eps, u = o - k0, safeguarded by a sign bracket.
+  // log P(O_1 > o*), log P(O_0 > o*) at the threshold o* where L(o*) = eps (beta > 0):
+  // the P- and Q-tails beyond one privacy-loss level, as a PLD needs them.
+  std::pair<real, real> tail_logs(real beta, real eps) const {
     LogPmfMemo lw(w_);
-    real u = static_cast<real>(N) * p - static_cast<real>(k0) + 0.5L + eps * var;
-    real lo = -kInf, hi = kInf;
-    real grow = std::max<real>(1, beta);
-    real step_est = 0, slope = 0, err_at_root = 0;  // |f / L'|, L' and error of L at the last evaluation
-    for (int it = 0; it < 400; ++it) {
-      const LossEval e = loss(u, beta, lw);
-      const real f = e.L - eps;
-      if (f < 0) lo = u; else hi = u;
-      step_est = std::fabs(f / e.dL);
-      slope = e.dL;
-      err_at_root = e.err;
-      if (std::fabs(f) <= 1e-2L * e.err) break;  // at the rounding floor of L
-      real next = u - f / e.dL;
-      if (!std::isfinite(next) || next <= lo || next >= hi) {
-        if (std::isfinite(lo) && std::isfinite(hi)) {
-          next = lo + (hi - lo) / 2;
-        } else {
-          next = f < 0 ? u + grow : u - grow;
-          grow *= 2;
-        }
-      }
-      if (std::fabs(next - u) <= 1e-19L * std::max<real>(1, std::fabs(u))) break;
-      if (std::isfinite(lo) && std::isfinite(hi) && hi - lo <= 1e-18L * std::max<real>(1, std::fabs(u))) break;
-      u = next;
-    }
+    const Root root = solve_loss(beta, eps, lw);
+    LogConcaveSum A, B;
+    tail_pair(lw, root.u, beta, A, B);
+    return {A.log_sum(), B.log_sum()};
+  }
+
+  DeltaBounds threshold(real beta, real eps) const {
+    LogPmfMemo lw(w_);
+    const Root root = solve_loss(beta, eps, lw);
+    const real u = root.u;
     // Certified bracket u +- h: L(u - h) < eps - err and L(u + h) > eps + err.
-    real h = 2 * step_est + (slope > 0 ? 2 * err_at_root / slope : 0);
+    real h = 2 * root.step_est + (root.slope > 0 ? 2 * root.err / root.slope : 0);
     if (!(h < kInf)) h = 1;
     h = std::max({h, 1e-18L * std::max<real>(1, std::fabs(u)), 1e-30L});
     LossEval el{}, eh{};
@@ -223,6 +207,38 @@ class NoisyCountDirection {
 
  private:
   struct LossEval { real L, dL, logS0, mean0, err; };
+  struct Root { real u, step_est, slope, err; };   // u = o* - k0; |f/L'|, L' and error of L there
+
+  // Newton for L(u) = eps, u = o - k0, safeguarded by a sign bracket.
+  Root solve_loss(real beta, real eps, LogPmfMemo& lw) const {
+    const std::int64_t N = w_.N(), k0 = w_.mode();
+    const real p = w_.p(), q = w_.q();
+    const real var = static_cast<real>(N) * p * q + beta * beta;
+    real u = static_cast<real>(N) * p - static_cast<real>(k0) + 0.5L + eps * var;
+    real lo = -kInf, hi = kInf;
+    real grow = std::max<real>(1, beta);
+    Root r{u, 0, 0, 0};
+    for (int it = 0; it < 400; ++it) {
+      const LossEval e = loss(u, beta, lw);
+      const real f = e.L - eps;
+      if (f < 0) lo = u; else hi = u;
+      r = Root{u, std::fabs(f / e.dL), e.dL, e.err};
+      if (std::fabs(f) <= 1e-2L * e.err) break;  // at the rounding floor of L
+      real next = u - f / e.dL;
+      if (!std::isfinite(next) || next <= lo || next >= hi) {
+        if (std::isfinite(lo) && std::isfinite(hi)) {
+          next = lo + (hi - lo) / 2;
+        } else {
+          next = f < 0 ? u + grow : u - grow;
+          grow *= 2;
+        }
+      }
+      if (std::fabs(next - u) <= 1e-19L * std::max<real>(1, std::fabs(u))) break;
+      if (std::isfinite(lo) && std::isfinite(hi) && hi - lo <= 1e-18L * std::max<real>(1, std::fabs(u))) break;
+      u = next;
+    }
+    return r;
+  }
 
   // L(u) = log S_1(u) - log S_0(u), S_a(u) = sum_k w_k exp(-(u - a - j)^2 / (2 beta^2)), j = k - k0.
   // Both sums share one scale, so L = log(mantissa_1 / mantissa_0).
@@ -383,6 +399,15 @@ class NoisyCount {
              degenerate_ ? 0.5L : 1.0L - static_cast<real>(p)),
         bwd_(degenerate_ || symmetric_ ? 1 : N, degenerate_ || symmetric_ ? 0.5L : 1.0L - static_cast<real>(p),
              degenerate_ || symmetric_ ? 0.5L : static_cast<real>(p)) {}
+
+  bool degenerate() const { return degenerate_; }
+
+  // Tails of the pair (P_1, P_0) beyond the loss level eps >= 0 of L = log P_1/P_0 (forward),
+  // or, with mirrored, of the mirror pair (X -> N - X), which gives the lower tails of the
+  // forward pair at -eps: P_1(L <= -eps) = B', P_0(L <= -eps) = A'.  Requires !degenerate.
+  std::pair<real, real> tail_logs(real beta, real eps, bool mirrored) const {
+    return (mirrored && !symmetric_ ? bwd_ : fwd_).tail_logs(beta, eps);
+  }
 
   DeltaBounds evaluate(real beta, real eps) const {
     if (degenerate_) return gaussian_delta(beta, eps);

@@ -1,0 +1,401 @@
+"""Privacy loss distributions (privacy buckets) with honest [lower, upper] brackets.
+
+A :class:`PrivacyLossDistribution` describes a pair of output laws (P, Q) --
+``pmf_upper`` and ``pmf_lower`` in dp_accounting's words -- through the
+privacy loss L = log(P/Q) grouped into buckets of width
+``value_discretization_interval`` (Delta).  Bucket k holds every outcome whose
+loss lies in [(k - w) Delta, k Delta] (w = 1 when built, it grows under
+composition), and stores **two** masses: its P-mass and its Q-mass.
+
+Why both masses (the "error correction" of privacy buckets, made exact): for
+a bucket whose losses all exceed eps, its contribution to
+H_{e^eps}(P||Q) = sum_x (P(x) - e^eps Q(x))_+ is exactly P-mass - e^eps Q-mass.
+Only the w buckets that straddle eps are uncertain; for those the upper bound
+rounds the loss up (as privacy buckets do) and the lower bound uses
+(P-mass - e^eps Q-mass)_+.  Hence
+
+    lower <= delta(eps) <= upper,   upper <= the rounding-up (privacy buckets) bound,
+
+and the bracket width is at most the P-mass of w buckets next to eps.  Both
+orders come from the same object (L -> -L swaps the masses), and
+:meth:`get_delta_for_epsilon` reports the larger, like ppk's curve (spec ★).
+
+Infinities: mass where Q = 0 (P = 0) is a distinguishing event, kept apart
+(``infinity_mass``); mass cut off outside the loss range when a continuous law
+is bucketed is a *numerical* infinity (``overflow_mass``), counted as L = +inf
+by the upper bound and as 0 by the lower bound.
+
+Composition of independent mechanisms convolves both mass vectors exactly (the
+C++ long-double convolution with compensated sums; no FFT, so no 1e-16 noise
+floor); widths add; when a vector grows past ``max_buckets`` pairs of buckets
+merge (Delta doubles) instead of failing.  Masses are long doubles, so deltas
+far below 1e-300 stay representable (see :meth:`log_delta_bracket`).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from scipy import special
+
+from . import _core
+from ._validate import integer, real, real_array
+
+__all__ = ["PrivacyLossDistribution"]
+
+LD = np.longdouble
+_SLACK = 1e-9          # bucket-edge slack (in buckets) for the rounding of L / Delta
+_MASS_RTOL = 1e-12     # relative rounding allowance of bucket masses, added to the bracket
+
+
+def _log_interval_masses(log_sf_lo, log_sf_hi, log_cdf_lo, log_cdf_hi):
+    """log of the mass between two edges, from whichever tail is smaller (no cancellation)."""
+    upper_side = log_sf_lo < np.log(0.5)
+    with np.errstate(divide="ignore"):
+        up = log_sf_lo + np.log(-np.expm1(np.minimum(log_sf_hi - log_sf_lo, 0.0)))
+        down = log_cdf_hi + np.log(-np.expm1(np.minimum(log_cdf_lo - log_cdf_hi, 0.0)))
+    return np.where(upper_side, up, down)
+
+
+class PrivacyLossDistribution:
+    """Bucketed privacy loss of a pair (P, Q) with both masses per bucket.  Build it with a ``from_*``."""
+
+    def __init__(self, *, interval: float, offset: int, mass_upper, mass_lower, width: float = 1.0,
+                 infinity_mass_upper=0.0, infinity_mass_lower=0.0, overflow_mass_upper=0.0,
+                 overflow_mass_lower=0.0, pessimistic_estimate: bool = True, max_buckets: int = 1 << 16,
+                 shared_noise_key=None):
+        self.value_discretization_interval = float(interval)
+        self.offset = int(offset)
+        self.mass_upper = np.asarray(mass_upper, dtype=LD)
+        self.mass_lower = np.asarray(mass_lower, dtype=LD)
+        self.width = float(width)
+        self.infinity_mass_upper = LD(infinity_mass_upper)   # P-mass where Q = 0 (loss +inf)
+        self.infinity_mass_lower = LD(infinity_mass_lower)   # Q-mass where P = 0 (loss -inf)
+        self.overflow_mass_upper = LD(overflow_mass_upper)   # P-mass cut off the range (numerical)
+        self.overflow_mass_lower = LD(overflow_mass_lower)   # Q-mass cut off the range (numerical)
+        self.pessimistic_estimate = bool(pessimistic_estimate)
+        self.max_buckets = int(max_buckets)
+        self._shared_noise_key = shared_noise_key
+        while self.mass_upper.size > self.max_buckets:
+            self._coarsen()
+
+    # ------------------------------------------------------------------ builders
+    @classmethod
+    def from_pmfs(cls, pmf_upper, pmf_lower, *, value_discretization_interval=1e-4,
+                  pessimistic_estimate: bool = True, tolerance: float = 1e-9, max_buckets: int = 1 << 16):
+        """From two pmfs on a common support: ``P = pmf_upper``, ``Q = pmf_lower``; loss log(P/Q).
+
+        Each outcome goes to the bucket k = ceil(L / Delta), i.e. L in [(k-1) Delta, k Delta].
+        The discretisation error of the reported bound is at most the P-mass of the one bucket
+        that straddles eps (per order); :meth:`delta_bracket` gives both ends.
+        """
+        p, q = (cls._check_pmf(name, v, tolerance) for name, v in (("pmf_upper", pmf_upper),
+                                                                   ("pmf_lower", pmf_lower)))
+        if p.shape != q.shape:
+            raise ValueError(f"pmf_upper and pmf_lower must have the same length, got {p.size} and {q.size}")
+        dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
+        both = (p > 0) & (q > 0)
+        x = (np.log(p[both]) - np.log(q[both])) / dx
+        k = np.ceil(x + _SLACK * (1 + np.abs(x))).astype(np.int64)
+        width = 1 + 2 * _SLACK * (1 + (float(np.max(np.abs(x))) if x.size else 0.0))
+        off = int(k.min()) if k.size else 0
+        size = int(k.max()) - off + 1 if k.size else 1
+        mp_, mq_ = np.zeros(size, dtype=LD), np.zeros(size, dtype=LD)
+        np.add.at(mp_, k - off, p[both].astype(LD))
+        np.add.at(mq_, k - off, q[both].astype(LD))
+        return cls(interval=dx, offset=off, mass_upper=mp_, mass_lower=mq_, width=width,
+                   infinity_mass_upper=p[(p > 0) & (q == 0)].astype(LD).sum(),
+                   infinity_mass_lower=q[(q > 0) & (p == 0)].astype(LD).sum(),
+                   pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
+
+    @staticmethod
+    def _check_pmf(name, values, tolerance):
+        arr = np.asarray(values)
+        if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iuf":
+            raise ValueError(f"{name} must be a non-empty 1-d array of real numbers")
+        arr = arr.astype(np.float64)
+        if not np.all(np.isfinite(arr)):
+            raise ValueError(f"{name} has a non-finite entry (NaN or inf)")
+        if np.any(arr < 0):
+            raise ValueError(f"{name} has a negative entry: {float(arr.min())}")
+        total = float(arr.sum())
+        if abs(total - 1.0) > tolerance:
+            raise ValueError(f"{name} must sum to 1 within {tolerance}, sums to {total!r}")
+        return arr
+
+    @classmethod
+    def _from_tails(cls, dx, k_lo, k_hi, log_p_up, log_p_down, log_q_up, log_q_down, **kw):
+        """Buckets k_lo+1..k_hi from the log tails at the edges k Delta, k = k_lo..k_hi.
+
+        log_p_up[i] = log P(L > edge_i), log_p_down[i] = log P(L <= edge_i); same for Q.
+        """
+        lp = _log_interval_masses(log_p_up[:-1], log_p_up[1:], log_p_down[:-1], log_p_down[1:])
+        lq = _log_interval_masses(log_q_up[:-1], log_q_up[1:], log_q_down[:-1], log_q_down[1:])
+        return cls(interval=dx, offset=k_lo + 1, mass_upper=np.exp(lp.astype(LD)), mass_lower=np.exp(lq.astype(LD)),
+                   overflow_mass_upper=np.exp(LD(log_p_up[-1])) + np.exp(LD(log_p_down[0])),
+                   overflow_mass_lower=np.exp(LD(log_q_up[-1])) + np.exp(LD(log_q_down[0])), **kw)
+
+    @classmethod
+    def from_gaussian(cls, *, sigma, sensitivity=1.0, value_discretization_interval=1e-4,
+                      log_mass_truncation_bound=-100.0, pessimistic_estimate: bool = True,
+                      max_buckets: int = 1 << 16):
+        """Gaussian mechanism N(0, sigma^2) vs N(sensitivity, sigma^2): L ~ N(+-mu, 2 mu), mu = s^2/(2 sigma^2).
+
+        Bucket masses are exact normal-CDF differences; mass beyond the loss range where the
+        tails fall below ``exp(log_mass_truncation_bound)`` goes to the overflow (infinity) bucket.
+        """
+        sigma = real("sigma", sigma, minimum=0.0, min_inclusive=False)
+        s = real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
+        dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
+        bound = real("log_mass_truncation_bound", log_mass_truncation_bound, maximum=-1.0)
+        mu = s * s / (2 * sigma * sigma)
+        sd = math.sqrt(2 * mu)
+        z = math.sqrt(-2 * bound) + 2
+        k_lo, k_hi = math.floor((-mu - z * sd) / dx), math.ceil((mu + z * sd) / dx)
+        edges = np.arange(k_lo, k_hi + 1) * dx
+        zp, zq = (edges - mu) / sd, (edges + mu) / sd
+        return cls._from_tails(dx, k_lo, k_hi, special.log_ndtr(-zp), special.log_ndtr(zp),
+                               special.log_ndtr(-zq), special.log_ndtr(zq),
+                               pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
+
+    @classmethod
+    def from_laplace(cls, *, scale, sensitivity=1.0, value_discretization_interval=1e-4,
+                     pessimistic_estimate: bool = True, max_buckets: int = 1 << 16):
+        """Laplace mechanism Lap(0, b) vs Lap(sensitivity, b): L in [-s/b, s/b], atoms at both ends."""
+        b = real("scale", scale, minimum=0.0, min_inclusive=False)
+        s = real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
+        dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
+        e0 = s / b
+        k_top = math.ceil(e0 / dx - _SLACK)
+        edges = np.arange(-k_top, k_top + 1) * dx
+        # continuous part: o in (0, s), L = (s - 2o)/b decreasing; L <= e  <=>  o >= (s - b e)/2
+        o = np.clip((s - b * np.clip(edges, -e0, e0)) / 2, 0.0, s)
+        # P = Lap(0, b) on o >= 0: P(o >= x) = e^{-x/b}/2;  Q = Lap(s, b) on o <= s: Q(o <= x) = e^{-(s-x)/b}/2
+        p_cont_le = 0.5 * (np.exp(-o / b) - math.exp(-s / b))           # P(0 <= o < s, L <= e)
+        q_cont_le = 0.5 * (1 - np.exp(-(s - o) / b))                     # Q(0 <= o < s, L <= e)
+        p_cdf = LD(0.5 * math.exp(-s / b)) + p_cont_le.astype(LD)      # + atom at L = -e0 (o >= s)
+        q_cdf = LD(0.5) + q_cont_le.astype(LD)
+        mp_, mq_ = np.diff(p_cdf), np.diff(q_cdf)
+        mp_[-1] += LD(0.5)                                              # atom at L = +e0 (o <= 0)
+        mq_[-1] += LD(0.5 * math.exp(-s / b))
+        mp0 = np.zeros(mp_.size + 1, dtype=LD)
+        mq0 = np.zeros(mq_.size + 1, dtype=LD)
+        mp0[1:], mq0[1:] = mp_, mq_
+        mp0[0], mq0[0] = p_cdf[0], q_cdf[0]                               # the atom at -e0
+        return cls(interval=dx, offset=-k_top, mass_upper=mp0, mass_lower=mq0, width=1 + 2 * _SLACK * (1 + k_top),
+                   pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
+
+    @classmethod
+    def from_counting_query(cls, query, *, value_discretization_interval=1e-4, log_mass_truncation_bound=-100.0,
+                            pessimistic_estimate: bool = True, max_buckets: int = 1 << 16):
+        """The natural-noise count a + Bin(N, p) + N(0, sigma^2), P = challenge row 1, Q = row 0.
+
+        Its loss is monotone in the output (spec F1), so bucket k's masses are the masses of the
+        output interval between the thresholds where the loss is (k-1) Delta and k Delta: two tail
+        evaluations of the C++ kernel per edge, no output grid.  sigma = 0 uses the lattice pmfs;
+        no natural noise (N = 0, p in {0, 1}) is the Gaussian PLD.
+        """
+        from .counting import _kernel
+        dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
+        bound = real("log_mass_truncation_bound", log_mass_truncation_bound, maximum=-1.0)
+        N, p, sigma = query.n_unknown, query.p, query.sigma
+        key = (query.n, query.known, query.p)
+        common = dict(pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
+        if N == 0 or p in (0.0, 1.0):
+            if sigma == 0:
+                raise ValueError("sigma = 0 with no natural noise: the output reveals the row (delta = 1)")
+            return cls.from_gaussian(sigma=sigma, value_discretization_interval=dx,
+                                     log_mass_truncation_bound=bound, **common)
+        if sigma == 0:
+            from scipy import stats
+            w = stats.binom.pmf(np.arange(N + 1), N, p)
+            out = cls.from_pmfs(np.append(0.0, w), np.append(w, 0.0), value_discretization_interval=dx,
+                                tolerance=1e-6, **common)
+            out._shared_noise_key = key
+            return out
+        kernel = _kernel(N, p)
+
+        def reach(mirrored: bool) -> int:   # buckets until both tails are below the bound
+            k = 1
+            while True:
+                la, lb = kernel.tail_logs(sigma, np.array([k * dx]), mirrored)
+                if max(la[0], lb[0]) < bound:
+                    return k
+                k *= 2
+        k_hi, k_lo = reach(False), reach(True)
+        up = np.arange(0, k_hi + 1) * dx
+        down = np.arange(1, k_lo + 1) * dx                     # losses -dx, -2dx, ... via the mirror pair
+        la, lb = kernel.tail_logs(sigma, up, False)            # P(L > e), Q(L > e), e >= 0
+        ma, mb = kernel.tail_logs(sigma, down, True)           # mirror: P(L <= -e) = B', Q(L <= -e) = A'
+        log_p_up = np.concatenate([_log1mexp(mb[::-1]), la])
+        log_p_down = np.concatenate([mb[::-1], _log1mexp(la)])
+        log_q_up = np.concatenate([_log1mexp(ma[::-1]), lb])
+        log_q_down = np.concatenate([ma[::-1], _log1mexp(lb)])
+        out = cls._from_tails(dx, -k_lo, k_hi, log_p_up, log_p_down, log_q_up, log_q_down, **common)
+        out._shared_noise_key = key
+        return out
+
+    # ------------------------------------------------------------------ delta
+    def _orders(self):
+        """(k, w, P-mass, Q-mass, P-infinity, P-overflow) for H(P||Q) and for H(Q||P)."""
+        k = np.arange(self.offset, self.offset + self.mass_upper.size)
+        yield k.astype(LD), self.mass_upper, self.mass_lower, self.infinity_mass_upper, self.overflow_mass_upper
+        # mirror: -L lies in [-k Delta, -(k - w) Delta], i.e. bucket k' = -(k - w) with the masses swapped
+        yield (-(k - self.width)).astype(LD), self.mass_lower, self.mass_upper, self.infinity_mass_lower, \
+            self.overflow_mass_lower
+
+    def _bracket_one(self, eps: float, k, mp_, mq_, p_inf, p_over):
+        dx = LD(self.value_discretization_interval)
+        hi_edge, lo_edge = k * dx, (k - LD(self.width)) * dx
+        e = np.exp(LD(eps))
+        full = lo_edge >= eps
+        strad = ~full & (hi_edge > eps)
+        exact = np.maximum(mp_[full] - e * mq_[full], 0).sum()
+        upper = exact + (mp_[strad] * -np.expm1(LD(eps) - hi_edge[strad])).sum() + p_inf + p_over
+        lower = exact + np.maximum(mp_[strad] - e * mq_[strad], 0).sum() + p_inf
+        # the masses carry rounding (tails from double-precision logs), which the difference
+        # P - e^eps Q can amplify: widen by _MASS_RTOL times the magnitudes that entered
+        slack = LD(_MASS_RTOL) * ((mp_[full] + e * mq_[full]).sum() + mp_[strad].sum() + p_inf)
+        return max(lower - slack, LD(0)), min(upper + slack, LD(1))
+
+    def _bracket_ld(self, eps: float):
+        lo, hi = LD(0), LD(0)
+        for order in self._orders():
+            a, b = self._bracket_one(eps, *order)
+            lo, hi = max(lo, a), max(hi, b)
+        return lo, hi
+
+    def _map_eps(self, eps, fn):
+        flat, scalar = real_array("eps", eps, minimum=0.0)
+        out = [fn(float(e)) for e in flat]
+        if scalar:
+            return out[0]
+        return tuple(np.array([o[i] for o in out]).reshape(np.shape(eps)) for i in range(len(out[0])))
+
+    def delta_bracket(self, eps):
+        """(lower, upper) with lower <= delta(eps) <= upper for the max over both orders; vectorised."""
+        return self._map_eps(eps, lambda e: tuple(float(v) for v in self._bracket_ld(e)))
+
+    def log_delta_bracket(self, eps):
+        """Natural logs of :meth:`delta_bracket`, finite far below 1e-300 (long-double masses)."""
+        def logs(e):
+            lo, hi = self._bracket_ld(e)
+            with np.errstate(divide="ignore"):
+                return float(np.log(lo)), float(np.log(hi))
+        return self._map_eps(eps, logs)
+
+    def get_delta_for_epsilon(self, eps):
+        """delta(eps): the upper end of the bracket (``pessimistic_estimate=True``) or the lower end."""
+        end = 1 if self.pessimistic_estimate else 0
+        flat, scalar = real_array("eps", eps, minimum=0.0)
+        vals = np.array([float(self._bracket_ld(float(e))[end]) for e in flat])
+        return float(vals[0]) if scalar else vals.reshape(np.shape(eps))
+
+    def get_epsilon_for_delta(self, delta: float) -> float:
+        """Smallest eps >= 0 whose upper bound is <= delta (inf if the infinity masses exceed delta)."""
+        delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False)
+        upper = lambda e: self._bracket_ld(e)[1]  # noqa: E731
+        if upper(0.0) <= delta:
+            return 0.0
+        k_max = max(self.offset + self.mass_upper.size, -(self.offset - self.width) + 1)
+        hi = (k_max + 1) * self.value_discretization_interval
+        if upper(hi) > delta:
+            return math.inf
+        lo = 0.0
+        for _ in range(200):
+            mid = 0.5 * (lo + hi)
+            if upper(mid) <= delta:
+                hi = mid
+            else:
+                lo = mid
+            if hi - lo <= 1e-12 * hi:
+                break
+        return hi
+
+    # ------------------------------------------------------------------ composition
+    def compose(self, other: "PrivacyLossDistribution", *, independent: bool | None = None) -> "PrivacyLossDistribution":
+        """The PLD of running both mechanisms on independent randomness (losses add).
+
+        Two natural-noise PLDs of the same query share their unknown rows: their noise is not
+        fresh, and composing them as independent would under-report delta.  That raises
+        ``ValueError``; use ``CountingQuery.repeat(k)`` for k releases of one count, or pass
+        ``independent=True`` if the releases really use disjoint unknown rows.
+        """
+        if not isinstance(other, PrivacyLossDistribution):
+            raise TypeError(f"can only compose with a PrivacyLossDistribution, got {type(other).__name__}")
+        key = self._shared_noise_key
+        if key is not None and key == other._shared_noise_key and not independent:
+            raise ValueError(
+                f"both PLDs describe releases of the count of the same database {key} (n, known, p): they share "
+                "its unknown rows, so their natural noise is not independent and composing them would "
+                "under-report delta. Use CountingQuery.repeat(k) for k releases of the same count (exact), or "
+                "pass independent=True if the releases use disjoint unknown rows.")
+        a, b = self, other
+        while a.value_discretization_interval < b.value_discretization_interval * (1 - 1e-12):
+            a = a._coarsened()
+        while b.value_discretization_interval < a.value_discretization_interval * (1 - 1e-12):
+            b = b._coarsened()
+        if not math.isclose(a.value_discretization_interval, b.value_discretization_interval, rel_tol=1e-12):
+            raise ValueError("value_discretization_interval of the two PLDs must be equal or differ by a power of 2")
+        mp_ = _core.convolve_longdouble(a.mass_upper, b.mass_upper)
+        mq_ = _core.convolve_longdouble(a.mass_lower, b.mass_lower)
+        sa, sb = a.mass_upper.sum(), b.mass_upper.sum()
+        qa, qb = a.mass_lower.sum(), b.mass_lower.sum()
+        return PrivacyLossDistribution(
+            interval=a.value_discretization_interval, offset=a.offset + b.offset, mass_upper=mp_, mass_lower=mq_,
+            width=a.width + b.width,
+            infinity_mass_upper=_union(a.infinity_mass_upper, b.infinity_mass_upper),
+            infinity_mass_lower=_union(a.infinity_mass_lower, b.infinity_mass_lower),
+            overflow_mass_upper=a.overflow_mass_upper * (sb + b.overflow_mass_upper) + sa * b.overflow_mass_upper,
+            overflow_mass_lower=a.overflow_mass_lower * (qb + b.overflow_mass_lower) + qa * b.overflow_mass_lower,
+            pessimistic_estimate=self.pessimistic_estimate, max_buckets=max(a.max_buckets, b.max_buckets),
+            shared_noise_key=key if key == other._shared_noise_key else None)
+
+    def self_compose(self, k: int, *, independent: bool | None = None) -> "PrivacyLossDistribution":
+        """k-fold composition with itself (binary powering: O(log k) convolutions)."""
+        k = integer("k", k, minimum=1)
+        result, base = None, self
+        while k:
+            if k & 1:
+                result = base if result is None else result.compose(base, independent=independent)
+            k >>= 1
+            if k:
+                base = base.compose(base, independent=independent)
+        return result
+
+    # ------------------------------------------------------------------ coarsening
+    def _coarsen(self) -> None:
+        """Merge bucket pairs: Delta doubles, bucket k goes to ceil(k/2) (losses are rounded up)."""
+        k = np.arange(self.offset, self.offset + self.mass_upper.size)
+        new_k = -((-k) // 2)
+        off = int(new_k[0])
+        size = int(new_k[-1]) - off + 1
+        mp_, mq_ = np.zeros(size, dtype=LD), np.zeros(size, dtype=LD)
+        np.add.at(mp_, new_k - off, self.mass_upper)
+        np.add.at(mq_, new_k - off, self.mass_lower)
+        self.mass_upper, self.mass_lower, self.offset = mp_, mq_, off
+        self.width = (self.width + 1) / 2
+        self.value_discretization_interval *= 2
+
+    def _coarsened(self) -> "PrivacyLossDistribution":
+        out = PrivacyLossDistribution.__new__(PrivacyLossDistribution)
+        out.__dict__.update(self.__dict__)
+        out._coarsen()
+        return out
+
+    def __repr__(self) -> str:
+        return (f"PrivacyLossDistribution({self.mass_upper.size} buckets of {self.value_discretization_interval:g}, "
+                f"width {self.width:.6g}, infinity masses {float(self.infinity_mass_upper):.3g}/"
+                f"{float(self.infinity_mass_lower):.3g}, overflow {float(self.overflow_mass_upper):.3g}/"
+                f"{float(self.overflow_mass_lower):.3g})")
+
+
+def _union(a, b):
+    return a + b - a * b
+
+
+def _log1mexp(x):
+    """log(1 - e^x) for x <= 0 (elementwise)."""
+    x = np.minimum(np.asarray(x, dtype=float), 0.0)
+    with np.errstate(divide="ignore"):
+        return np.where(x > -math.log(2), np.log(-np.expm1(x)), np.log1p(-np.exp(x)))

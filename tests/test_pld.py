@@ -1,0 +1,176 @@
+"""Privacy loss distributions: brackets contain the exact delta, shrink with the bucket width,
+are never looser than privacy buckets' rounding-up bound; composition; shared natural noise."""
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, stats
+
+import ppk
+from ppk.baselines import analytic_gaussian_delta
+
+PLD = ppk.PrivacyLossDistribution
+REL = 1e-13   # rounding allowance when comparing with closed forms
+
+
+def _contains(bracket, exact):
+    lo, hi = bracket
+    assert lo <= exact * (1 + REL) + 1e-300 and exact <= hi * (1 + REL) + 1e-300, (bracket, exact)
+
+
+@pytest.mark.parametrize("sigma", [0.5, 2.0, 10.0])
+def test_gaussian_bracket_contains_closed_form(sigma):
+    pld = PLD.from_gaussian(sigma=sigma, value_discretization_interval=1e-3)
+    for eps in [0.0, 0.05, 0.3, 1.0, 3.0]:
+        _contains(pld.delta_bracket(eps), analytic_gaussian_delta(sigma=sigma, eps=eps))
+
+
+@pytest.mark.parametrize("k", [2, 3, 8])
+def test_composed_gaussian_matches_sigma_over_sqrt_k(k):
+    pld = PLD.from_gaussian(sigma=3.0, value_discretization_interval=2e-3).self_compose(k)
+    for eps in [0.1, 0.5, 1.5]:
+        exact = analytic_gaussian_delta(sigma=3.0 / math.sqrt(k), eps=eps)
+        lo, hi = pld.delta_bracket(eps)
+        _contains((lo, hi), exact)
+        assert hi - lo < 0.02 * exact + 1e-12
+
+
+def test_brackets_shrink_with_the_interval():
+    widths = []
+    for dx in [8e-3, 4e-3, 2e-3]:
+        lo, hi = PLD.from_gaussian(sigma=2.0, value_discretization_interval=dx).self_compose(2).delta_bracket(0.3)
+        widths.append(hi - lo)
+    assert widths[0] > widths[1] > widths[2] > 0
+
+
+def test_at_least_as_tight_as_privacy_buckets_rounding_up():
+    pld = PLD.from_gaussian(sigma=1.5, value_discretization_interval=1e-2).self_compose(3)
+    k = np.arange(pld.offset, pld.offset + pld.mass_upper.size) * pld.value_discretization_interval
+    for eps in [0.2, 1.0, 2.0]:
+        # privacy buckets' upper bound: every loss rounded up to its bucket's top edge (one order; symmetric)
+        pb = float((pld.mass_upper * np.maximum(-np.expm1(eps - k.astype(np.longdouble)), 0)).sum()
+                   + pld.overflow_mass_upper)
+        lo, hi = pld.delta_bracket(eps)
+        assert hi <= pb * (1 + 2e-12)
+        assert lo <= analytic_gaussian_delta(sigma=1.5 / math.sqrt(3), eps=eps) * (1 + REL) <= hi * (1 + REL)
+
+
+def test_laplace_closed_form_and_its_limit():
+    pld = PLD.from_laplace(scale=2.0, sensitivity=1.0, value_discretization_interval=1e-3)
+    e0 = 0.5
+    for eps in [0.0, 0.1, 0.3, 0.49]:
+        _contains(pld.delta_bracket(eps), 1 - math.exp((eps - e0) / 2))
+    assert pld.delta_bracket(0.6) == (0.0, 0.0)
+
+
+def test_from_pmfs_exact_sum_and_infinities():
+    p = np.array([0.5, 0.3, 0.2, 0.0])
+    q = np.array([0.1, 0.3, 0.0, 0.6])
+    pld = PLD.from_pmfs(p, q, value_discretization_interval=1e-3)
+    assert float(pld.infinity_mass_upper) == pytest.approx(0.2)
+    assert float(pld.infinity_mass_lower) == pytest.approx(0.6)
+    for eps in [0.0, 0.5, 1.0, 2.0]:
+        exact = max(np.sum(np.maximum(p - math.exp(eps) * q, 0)), np.sum(np.maximum(q - math.exp(eps) * p, 0)))
+        _contains(pld.delta_bracket(eps), exact)
+    assert pld.get_epsilon_for_delta(0.1) == math.inf      # the distinguishing events alone exceed 0.1
+
+
+def test_counting_query_bracket_contains_the_kernel_delta():
+    q = ppk.CountingQuery(n=2001, known=0, p=0.3, sigma=4.0)
+    pld = PLD.from_counting_query(q, value_discretization_interval=2e-4)
+    for eps in [0.0, 0.02, 0.08, 0.2]:
+        _contains(pld.delta_bracket(eps), q.delta(eps))
+
+
+@pytest.mark.slow
+def test_counting_query_bracket_at_N_1e6():
+    q = ppk.CountingQuery(n=10**6 + 1, known=0, p=0.4, sigma=100.0)
+    pld = PLD.from_counting_query(q, value_discretization_interval=5e-4)
+    for eps in [0.0, 0.005, 0.01]:
+        _contains(pld.delta_bracket(eps), q.delta(eps))
+
+
+def test_noiseless_counting_query_uses_the_lattice():
+    q = ppk.CountingQuery(n=301, known=0, p=0.5, sigma=0.0)
+    pld = PLD.from_counting_query(q, value_discretization_interval=1e-3)
+    for eps in [0.0, 0.1, 0.5]:
+        _contains(pld.delta_bracket(eps), q.delta(eps))
+
+
+def test_log_delta_below_1e300():
+    pld = PLD.from_gaussian(sigma=0.2, value_discretization_interval=2e-2, log_mass_truncation_bound=-2000.0)
+    lo, hi = pld.log_delta_bracket(200.0)
+    exact = ppk.baselines.analytic_gaussian_log_delta(sigma=0.2, eps=200.0)
+    assert exact < -700 and lo <= exact + 1e-9 and exact <= hi + 1e-9 and math.isfinite(lo)
+
+
+def test_epsilon_for_delta_inverts_the_upper_bound():
+    pld = PLD.from_gaussian(sigma=2.0, value_discretization_interval=1e-3)
+    eps = pld.get_epsilon_for_delta(1e-4)
+    assert pld.get_delta_for_epsilon(eps) <= 1e-4 < pld.get_delta_for_epsilon(eps * 0.999)
+
+
+def test_coarsening_instead_of_failing():
+    pld = PLD.from_gaussian(sigma=1.0, value_discretization_interval=1e-3, max_buckets=4096)
+    assert pld.mass_upper.size <= 4096 and pld.value_discretization_interval > 1e-3
+    _contains(pld.delta_bracket(0.5), analytic_gaussian_delta(sigma=1.0, eps=0.5))
+    a = PLD.from_gaussian(sigma=1.0, value_discretization_interval=1e-3)
+    b = PLD.from_gaussian(sigma=2.0, value_discretization_interval=4e-3)
+    _contains(a.compose(b).delta_bracket(0.5), analytic_gaussian_delta(sigma=1 / math.sqrt(1 + 1 / 4), eps=0.5))
+
+
+def test_composing_shared_natural_noise_is_refused():
+    q = ppk.CountingQuery(n=501, known=0, p=0.5, sigma=3.0)
+    pld = PLD.from_counting_query(q, value_discretization_interval=1e-3)
+    with pytest.raises(ValueError, match="repeat"):
+        pld.compose(pld)
+    with pytest.raises(ValueError, match="not independent"):
+        pld.self_compose(2)
+    assert pld.self_compose(2, independent=True).get_delta_for_epsilon(0.1) > 0
+
+
+def test_repeat_matches_the_exact_joint_model():
+    # two releases of the same count (N = 2 shared unknown rows, fresh noise each): integrate the joint
+    # densities of (y1, y2) directly and compare with repeat(2)
+    N, p, sigma, eps = 2, 0.4, 0.8, 0.3
+    w = stats.binom.pmf(np.arange(N + 1), N, p)
+
+    norm = 1 / (2 * math.pi * sigma * sigma)
+
+    def joint(a, y1, y2):   # plain math: scipy.stats per call would make dblquad take a minute
+        return norm * sum(wk * math.exp(-((y1 - a - k) ** 2 + (y2 - a - k) ** 2) / (2 * sigma * sigma))
+                          for k, wk in enumerate(w))
+
+    def positive(order):
+        a, b = order
+        f = lambda y2, y1: max(0.0, joint(a, y1, y2) - math.exp(eps) * joint(b, y1, y2))  # noqa: E731
+        return integrate.dblquad(f, -6, N + 7, -6, N + 7, epsabs=1e-11, epsrel=1e-9)[0]
+
+    exact = max(positive((1, 0)), positive((0, 1)))
+    q = ppk.CountingQuery(n=N + 1, known=0, p=p, sigma=sigma)
+    assert q.repeat(2).delta(eps) == pytest.approx(exact, rel=1e-6)
+    assert q.repeat(2).sigma == pytest.approx(sigma / math.sqrt(2))
+    assert q.repeat(1).sigma == sigma
+
+
+@pytest.mark.parametrize("bad,word", [
+    (([0.5, 0.6], [0.5, 0.5]), "sum to 1"),
+    (([0.5, -0.5, 1.0], [0.5, 0.25, 0.25]), "negative"),
+    (([0.5, 0.5], [0.5, 0.25, 0.25]), "same length"),
+    (([0.5, float("nan")], [0.5, 0.5]), "non-finite"),
+    (([], []), "non-empty"),
+])
+def test_bad_pmfs(bad, word):
+    with pytest.raises(ValueError, match=word):
+        PLD.from_pmfs(*bad)
+
+
+def test_bad_arguments():
+    with pytest.raises(ValueError, match="value_discretization_interval"):
+        PLD.from_gaussian(sigma=1.0, value_discretization_interval=0.0)
+    with pytest.raises(ValueError, match="sigma"):
+        PLD.from_gaussian(sigma=-1.0)
+    with pytest.raises(TypeError):
+        PLD.from_gaussian(sigma=1.0).compose("x")
+    with pytest.raises(ValueError, match="eps"):
+        PLD.from_gaussian(sigma=1.0).get_delta_for_epsilon(-1.0)
