@@ -10,13 +10,17 @@ composition), and stores **two** masses: its P-mass and its Q-mass.
 Why both masses (the "error correction" of privacy buckets, made exact): for
 a bucket whose losses all exceed eps, its contribution to
 H_{e^eps}(P||Q) = sum_x (P(x) - e^eps Q(x))_+ is exactly P-mass - e^eps Q-mass.
-Only the w buckets that straddle eps are uncertain; for those the upper bound
-rounds the loss up (as privacy buckets do) and the lower bound uses
-(P-mass - e^eps Q-mass)_+.  Hence
+Only the w buckets that straddle eps are uncertain.  For those, with u = e^{-L}
+the contribution is E_P[(1 - e^eps u)_+] at the known mean E_P[u] = Q-mass/P-mass:
+Jensen gives the lower bound (P-mass - e^eps Q-mass)_+, and the convex function
+is largest when the mass sits at the bucket's two ends, which gives the upper
+bound (P-mass - Q-mass e^lo)/(1 - e^{lo-hi}) * (1 - e^{eps-hi}) -- both attained
+by some pair of distributions with these masses, so no bound from these
+numbers is tighter.  Hence
 
     lower <= delta(eps) <= upper,   upper <= the rounding-up (privacy buckets) bound,
 
-and the bracket width is at most the P-mass of w buckets next to eps.  Both
+and the bracket width is at most the P-mass of the w buckets next to eps.  Both
 orders come from the same object (L -> -L swaps the masses), and
 :meth:`get_delta_for_epsilon` reports the larger, like ppk's curve (spec ★).
 
@@ -251,7 +255,12 @@ class PrivacyLossDistribution:
         full = lo_edge >= eps
         strad = ~full & (hi_edge > eps)
         exact = np.maximum(mp_[full] - e * mq_[full], 0).sum()
-        upper = exact + (mp_[strad] * -np.expm1(LD(eps) - hi_edge[strad])).sum() + p_inf + p_over
+        # straddling bucket, loss in [lo, hi]: with u = e^{-L}, its contribution is the P-expectation of
+        # the convex (1 - e^eps u)_+ at fixed mean E[u] = Q-mass / P-mass, maximal when the mass sits
+        # at the two ends u = e^{-hi}, e^{-lo}: weight at L = hi is (P - Q e^lo) / (1 - e^{lo - hi}).
+        lo_s, hi_s = lo_edge[strad], hi_edge[strad]
+        at_hi = np.clip((mp_[strad] - mq_[strad] * np.exp(lo_s)) / -np.expm1(lo_s - hi_s), 0, mp_[strad])
+        upper = exact + (at_hi * -np.expm1(LD(eps) - hi_s)).sum() + p_inf + p_over
         lower = exact + np.maximum(mp_[strad] - e * mq_[strad], 0).sum() + p_inf
         # the masses carry rounding (tails from double-precision logs), which the difference
         # P - e^eps Q can amplify: widen by _MASS_RTOL times the magnitudes that entered
