@@ -83,3 +83,14 @@ def test_release_refuses_bad_rows_with_the_line_number(tmp_path, capsys):
     assert "no column 'age'" in capsys.readouterr().err
     assert main(["release", "--csv", str(tmp_path / "missing.csv"), "--column", "x", "--known", "1", "--eps", "1",
                  "--delta", "1e-6"]) == 2
+
+
+def test_pk_threshold_headline(capsys):
+    assert main(["pk", "threshold", "--n", "1000", "--p", "1e-6", "--threshold", "100", "--known", "100",
+                 "--eps", "0.1"]) == 0
+    out = capsys.readouterr().out
+    assert "e-461" in out and "worst: 100 known 1s" in out
+    assert main(["pk", "threshold", "--n", "1000", "--p", "1e-6", "--threshold", "100", "--known", "100",
+                 "--eps", "0.1", "--json"]) == 0
+    res = json.loads(capsys.readouterr().out)
+    assert res["apk"]["delta"] > 0.99 and res["ppk"]["log_delta"] < -1000

@@ -194,6 +194,26 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_pk_threshold(args: argparse.Namespace) -> int:
+    from . import pk
+    m = pk.ThresholdCount(n=args.n, p=args.p, known=args.known, threshold=args.threshold, strict=not args.at_least,
+                          fill=args.fill)
+    passive, active = pk.ppk_delta(m, eps=args.eps), pk.apk_delta(m, eps=args.eps)
+    if args.json:
+        print(json.dumps(dict(ppk=dict(delta=passive.delta, log_delta=passive.log_delta),
+                              apk=dict(delta=active.delta, log_delta=active.log_delta,
+                                       worst_known=active.worst_known))))
+        return 0
+    rel = ">=" if args.at_least else ">"
+    print(f"count of {args.n} rows (P(1) = {args.p:g}) released only if {rel} {args.threshold}, else {args.fill};"
+          f" the attacker knows {args.known} rows; eps = {args.eps:g}")
+    _print_table(["attacker", "delta", "ln delta"],
+                 [["passive (PPK-DP)", _fmt_log(passive.log_delta), f"{passive.log_delta:.10g}"],
+                  [f"active (APK-DP), worst: {active.worst_known} known 1s", _fmt_log(active.log_delta),
+                   f"{active.log_delta:.10g}"]])
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ppk",
@@ -251,6 +271,21 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--no-figures", action="store_true", help="write the CSV and summary only")
     e.add_argument("--quiet", action="store_true", help="no progress bar")
     e.set_defaults(func=_cmd_evaluate)
+
+    k = sub.add_parser("pk", help="passive vs active attackers with partial knowledge (seed 004)")
+    ksub = k.add_subparsers(dest="pk_command", metavar="KIND", required=True)
+    t = ksub.add_parser("threshold", help="a count released only above a threshold",
+                        description="PPK-DP (the known rows' values are drawn from the prior) and APK-DP (the "
+                                    "attacker chooses them) of a thresholded count; delta is exact, in log space.")
+    t.add_argument("--n", type=int, required=True, help="rows (voters)")
+    t.add_argument("--p", type=float, required=True, help="probability that a row is 1")
+    t.add_argument("--threshold", type=int, required=True, help="the count is released only above this")
+    t.add_argument("--known", type=int, required=True, help="rows whose values the attacker knows")
+    t.add_argument("--eps", type=float, required=True, help="epsilon >= 0")
+    t.add_argument("--at-least", action="store_true", help="release when count >= threshold (default: >)")
+    t.add_argument("--fill", type=int, default=0, help="value released below the threshold (default 0)")
+    t.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    t.set_defaults(func=_cmd_pk_threshold)
     return parser
 
 

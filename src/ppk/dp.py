@@ -1,0 +1,97 @@
+"""DP basics a user of this library reaches for (lecture notes, seed 002; spec statistical-privacy §3).
+
+All functions are closed forms; each docstring says where the notes need a correction.
+"""
+from __future__ import annotations
+
+import math
+from collections import Counter, defaultdict
+from typing import Iterable, Sequence
+
+from ._validate import integer, real
+
+__all__ = ["rr_epsilon", "rr_gamma", "compose_basic", "compose_advanced", "group_privacy",
+           "subsample_amplify", "k_anonymity", "l_diversity"]
+
+
+def rr_epsilon(gamma) -> float:
+    """Randomized response reporting the true bit with probability 1/2 + gamma: eps = ln((1/2+gamma)/(1/2-gamma))."""
+    gamma = real("gamma", gamma, minimum=0.0, maximum=0.5, max_inclusive=False)
+    return math.log1p(2 * gamma) - math.log1p(-2 * gamma)
+
+
+def rr_gamma(eps) -> float:
+    """Inverse of :func:`rr_epsilon`: gamma = tanh(eps/2)/2."""
+    return 0.5 * math.tanh(real("eps", eps, minimum=0.0) / 2)
+
+
+def compose_basic(eps_list: Iterable[float], delta_list: Iterable[float] | None = None) -> tuple[float, float]:
+    """Basic composition: (sum eps_i, sum delta_i)."""
+    eps = [real("eps", e, minimum=0.0) for e in eps_list]
+    deltas = [0.0] * len(eps) if delta_list is None else [real("delta", d, minimum=0.0, maximum=1.0)
+                                                          for d in delta_list]
+    if len(deltas) != len(eps):
+        raise ValueError(f"eps_list and delta_list must have the same length, got {len(eps)} and {len(deltas)}")
+    return sum(eps), min(1.0, sum(deltas))
+
+
+def compose_advanced(*, eps, delta, k, delta_prime, dwork_roth_term: bool = True) -> tuple[float, float]:
+    """k-fold advanced composition (Dwork, Rothblum, Vadhan): (eps', k delta + delta') with
+    eps' = eps sqrt(2k ln(1/delta')) + k eps (e^eps - 1).
+
+    The lecture notes drop the second term; ``dwork_roth_term=False`` reproduces them, which is
+    only valid asymptotically (eps << 1/sqrt(k)) -- not a guarantee.
+    """
+    eps = real("eps", eps, minimum=0.0)
+    delta = real("delta", delta, minimum=0.0, maximum=1.0)
+    k = integer("k", k, minimum=1)
+    delta_prime = real("delta_prime", delta_prime, minimum=0.0, maximum=1.0, min_inclusive=False,
+                       max_inclusive=False)
+    out = eps * math.sqrt(2 * k * math.log(1 / delta_prime))
+    if dwork_roth_term:
+        out += k * eps * math.expm1(eps)
+    return out, min(1.0, k * delta + delta_prime)
+
+
+def group_privacy(*, eps, delta=0.0, k) -> tuple[float, float]:
+    """Groups of k rows: (k eps, k e^{(k-1) eps} delta)."""
+    eps = real("eps", eps, minimum=0.0)
+    delta = real("delta", delta, minimum=0.0, maximum=1.0)
+    k = integer("k", k, minimum=1)
+    return k * eps, min(1.0, k * math.exp((k - 1) * eps) * delta)
+
+
+def subsample_amplify(*, eps, delta=0.0, rho) -> tuple[float, float]:
+    """Poisson/uniform subsampling with rate rho: (ln(1 + rho (e^eps - 1)), rho delta) (the notes' "rho eps" is its limit)."""
+    eps = real("eps", eps, minimum=0.0)
+    delta = real("delta", delta, minimum=0.0, maximum=1.0)
+    rho = real("rho", rho, minimum=0.0, maximum=1.0)
+    return math.log1p(rho * math.expm1(eps)), rho * delta
+
+
+def _groups(rows: Sequence, qi: Sequence[str]):
+    if not qi:
+        raise ValueError("qi must name at least one quasi-identifier column")
+    keys = []
+    for i, row in enumerate(rows):
+        try:
+            keys.append(tuple(row[c] for c in qi))
+        except (KeyError, IndexError, TypeError) as exc:
+            raise ValueError(f"row {i} has no quasi-identifier {exc}") from None
+    if not keys:
+        raise ValueError("the table has no rows")
+    return keys
+
+
+def k_anonymity(rows: Sequence, qi: Sequence[str]) -> int:
+    """The k for which the table is k-anonymous: the size of the smallest quasi-identifier group."""
+    return min(Counter(_groups(rows, qi)).values())
+
+
+def l_diversity(rows: Sequence, qi: Sequence[str], sensitive: str) -> int:
+    """Distinct l-diversity: the fewest distinct sensitive values in any quasi-identifier group
+    (1 means some group is homogeneous: the homogeneity attack of the notes)."""
+    values = defaultdict(set)
+    for key, row in zip(_groups(rows, qi), rows):
+        values[key].add(row[sensitive])
+    return min(len(v) for v in values.values())
