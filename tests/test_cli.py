@@ -94,3 +94,12 @@ def test_pk_threshold_headline(capsys):
                  "--eps", "0.1", "--json"]) == 0
     res = json.loads(capsys.readouterr().out)
     assert res["apk"]["delta"] > 0.99 and res["ppk"]["log_delta"] < -1000
+
+
+def test_sp_tables(capsys):
+    assert main(["sp", "tables"]) == 0
+    out = capsys.readouterr().out
+    assert "Table I" in out and "Table II" in out and ".0225 [0.0225]" in out and "992" in out
+    assert main(["sp", "tables", "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert len(data["I"]) == 15 and len(data["II"]) == 9

@@ -1,0 +1,230 @@
+"""Statistical privacy with random partitions (Breutigam & Reischuk, seed 003; spec statistical-privacy §1).
+
+The curator splits the n rows by a secret uniform random partition into blocks of the given
+sizes, answers one count per block and releases only the answers.  The unknown rows are i.i.d.
+Bernoulli(p), the noiseless count's curve is ``delta(eps; N, p)`` (spec §1.3, ppk's kernel at
+sigma = 0), and:
+
+* :func:`composition_bound` -- the paper's Thm 5.1 (i.i.d. entries): sum_k (n_k/n) delta(eps; n_k - 1, p).
+  An upper bound (a convex split over the target's block).
+* :func:`composition_delta_exact` -- the exact delta for same-predicate counts: the answers'
+  likelihood ratio depends only on their total, so it is the count over the union of the blocks,
+  mixed with "target not sampled" when the blocks do not cover all rows (spec §4.2).
+* :func:`sampling_privacy_curve` -- Ex. 1: one sampled count when the attacker knows some rows,
+  with hypergeometric weights from the C++ kernel.
+* :func:`compare_sp_dp` -- regenerates Tables I and II and adds the exact SP delta and the number
+  of queries a tight DP accountant (exact Gaussian composition) allows at the same accuracy.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from scipy import optimize, special, stats
+
+from ._random import as_source
+from ._validate import integer, real
+from .counting import CountingQuery
+from .hypergeom import hypergeom_pmf
+
+__all__ = ["random_partition", "PartitionMechanism", "count_delta", "composition_bound",
+           "composition_delta_exact", "sampling_privacy_curve", "adaptive_composition_bound",
+           "compare_sp_dp", "TABLE_I", "TABLE_II"]
+
+
+def _sizes(n, sizes) -> tuple[int, list[int]]:
+    n = integer("n", n, minimum=1)
+    sizes = [integer("sizes", s, minimum=1) for s in sizes]
+    if not sizes:
+        raise ValueError("sizes must name at least one block")
+    if sum(sizes) > n:
+        raise ValueError(f"the blocks hold {sum(sizes)} rows, more than n={n}")
+    return n, sizes
+
+
+def random_partition(n, sizes, rng=None) -> list[np.ndarray]:
+    """Secret blocks: a uniform random permutation of range(n) cut into consecutive pieces of ``sizes``.
+
+    ``rng``: None (cryptographically secure), an int seed or a numpy Generator.
+    """
+    n, sizes = _sizes(n, sizes)
+    src = as_source(rng)
+    perm = np.arange(n)
+    for i in range(n - 1, 0, -1):   # Fisher-Yates with the source's unbiased integers
+        j = _below(src, i + 1)
+        perm[i], perm[j] = perm[j], perm[i]
+    cuts = np.cumsum([0] + sizes)
+    return [perm[cuts[k]:cuts[k + 1]].copy() for k in range(len(sizes))]
+
+
+def _below(src, m: int) -> int:
+    """Uniform integer in [0, m) by rejection (no modulo bias)."""
+    bits = max(1, (m - 1).bit_length())
+    while True:
+        x = src.bits(bits)
+        if x < m:
+            return x
+
+
+@dataclass(frozen=True)
+class PartitionMechanism:
+    """Answer the count of 1s in each secret block (plus optional rounded Gaussian noise, sigma in counts)."""
+
+    sizes: tuple
+    sigma: float = 0.0
+
+    def release(self, data, rng=None) -> list[int]:
+        arr = np.asarray(data)
+        if arr.ndim != 1 or not np.all((arr == 0) | (arr == 1)):
+            raise ValueError("data must be a 1-d array of 0/1 values")
+        src = as_source(rng)
+        blocks = random_partition(arr.size, list(self.sizes), src)
+        return [int(arr[b].sum()) + src.rounded_gaussian(self.sigma) for b in blocks]
+
+
+def count_delta(*, N, p, eps) -> float:
+    """delta(eps) of the noiseless count a + Bin(N, p), both orders (spec §1.3)."""
+    return CountingQuery(n=integer("N", N, minimum=0) + 1, known=0, p=p, sigma=0.0).delta(eps)
+
+
+def composition_bound(*, n, sizes, p, eps, known: int = 0) -> float:
+    """Thm 5.1 (i.i.d.): sum_k (n_k / n) delta(eps; n_k - 1, p) -- an upper bound.
+
+    With ``known > 0`` rows known to the attacker (non-identical entries: point masses), Thm 5.2 with
+    the Ex. 1 sampling curves: sum_k (n_k / n) sampling_privacy_curve(n, n_k, known, p, eps).
+    """
+    n, sizes = _sizes(n, sizes)
+    known = integer("known", known, minimum=0, maximum=n - 1)
+    if known == 0:
+        return float(sum(s / n * count_delta(N=s - 1, p=p, eps=eps) for s in sizes))
+    return float(sum(s / n * sampling_privacy_curve(n=n, sample=s, known=known, p=p, eps=eps) for s in sizes))
+
+
+def composition_delta_exact(*, n, sizes, p, eps) -> float:
+    """Exact delta of same-predicate counts on a secret partition (spec §4.2).
+
+    With S = sum of the sizes and lam = S/n: the answers are as informative as their total, whose law
+    under target value a is lam (a + Bin(S-1, p)) + (1 - lam) Bin(S, p).  Covering all rows gives the
+    single count on n rows, whatever the number of blocks.
+    """
+    n, sizes = _sizes(n, sizes)
+    p = real("p", p, minimum=0.0, maximum=1.0)
+    eps = real("eps", eps, minimum=0.0)
+    S = sum(sizes)
+    if S == n:
+        return count_delta(N=n - 1, p=p, eps=eps)
+    lam = S / n
+    c = np.arange(S + 1)
+    inner = stats.binom.logpmf(c, S - 1, p)
+    inner1 = np.concatenate([[-np.inf], stats.binom.logpmf(c[:-1], S - 1, p)])
+    outer = stats.binom.logpmf(c, S, p)
+    logp = {a: np.logaddexp(math.log(lam) + (inner1 if a else inner), math.log1p(-lam) + outer) for a in (0, 1)}
+    best = 0.0
+    for a, b in ((1, 0), (0, 1)):
+        diff = np.exp(logp[a]) - math.exp(eps) * np.exp(logp[b])
+        best = max(best, float(np.sum(np.maximum(diff, 0.0))))
+    return best
+
+
+def sampling_privacy_curve(*, n, sample, known, p, eps, population: str = "corrected", conditional: bool = True):
+    """Ex. 1: one count over a uniform sample of ``sample`` rows that contains the target, when the
+    attacker knows ``known`` rows: sum_z HG(z) delta(eps; sample - 1 - z, p), z = known rows sampled.
+
+    ``population="corrected"`` draws the other sample - 1 rows from the n - 1 non-target rows (the
+    paper writes n, spec §7.1); ``conditional=False`` multiplies by sample/n (Def. 3.3's unconditional SPC).
+    """
+    n = integer("n", n, minimum=2)
+    s = integer("sample", sample, minimum=1, maximum=n)
+    v = integer("known", known, minimum=0, maximum=n - 1)
+    if population not in ("corrected", "paper"):
+        raise ValueError(f"population must be 'corrected' or 'paper', got {population!r}")
+    pop = n - 1 if population == "corrected" else n
+    z, w = hypergeom_pmf(population=pop, successes=v, draws=s - 1)
+    curve = np.array([count_delta(N=max(s - 1 - int(zz), 0), p=p, eps=eps) for zz in z])
+    out = float(np.dot(w, curve))
+    return out if conditional else out * s / n
+
+
+def adaptive_composition_bound(*, n, sizes, p, eps, policy, samples: int = 2000, rng=None):
+    """Thm 5.3 (i.i.d., adaptive): sum_k (n_k/n) E[delta of block k's query given the earlier answers].
+
+    ``policy(k, answers)`` returns the noise sigma (counts) for block k's count given the answers
+    so far.  The expectation is estimated by Monte Carlo over answer histories drawn from the model;
+    returns (estimate, standard error).
+    """
+    n, sizes = _sizes(n, sizes)
+    samples = integer("samples", samples, minimum=2)
+    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    draws = np.empty(samples)
+    for t in range(samples):
+        answers, total = [], 0.0
+        for k, s in enumerate(sizes):
+            sigma = real("policy sigma", policy(k, tuple(answers)), minimum=0.0)
+            total += s / n * CountingQuery(n=s, known=0, p=p, sigma=sigma).delta(eps)
+            answers.append(int(gen.binomial(s, p)) + (int(round(gen.normal(0, sigma))) if sigma else 0))
+        draws[t] = total
+    return float(draws.mean()), float(draws.std(ddof=1) / math.sqrt(samples))
+
+
+# Tables I and II of the paper, as printed (truncated to 4 decimals; the .0.0711 typo read as .0711)
+TABLE_I = dict(n=2**15, p=0.5, eps=(0.005, 0.01, 0.02), rows=[
+    (32, .0153, (.0225, .0203, .0163), (0, 3, 9)),
+    (64, .0219, (.0329, .0306, .0264), (1, 6, 20)),
+    (128, .0311, (.0475, .0452, .0409), (3, 12, 44)),
+    (256, .0441, (.0682, .0660, .0617), (6, 25, 93)),
+    (512, .0624, (.0973, .0953, .0912), (12, 50, 194))])
+TABLE_II = dict(n=2**10, p=0.5, eps=(0.05, 0.1, 0.2), rows=[
+    (32, .0869, (.1214, .1020, .0711), (2, 7, 23)),
+    (64, .1240, (.1808, .1644, .1291), (4, 16, 55)),
+    (128, .1760, (.2618, .2496, .2232), (9, 35, 126))])
+
+
+def _kov_queries(sigma, eps, delta, n, rounding):
+    """The paper's #DP, reconstructed (spec §1.5): sigma^2 eps^2 / (8 Delta^2 ln(e + eps/delta)), Delta = 1/n."""
+    x = sigma**2 * eps**2 * n**2 / (8 * math.log(math.e + eps / delta))
+    return math.floor(x) if rounding == "floor" else int(round(x))
+
+
+def _gaussian_queries(sigma, eps, delta, n):
+    """Largest k with k-fold Gaussian noise sigma on the mean (Delta = 1/n) exactly (eps, delta)-DP."""
+    def excess(k):
+        mu = math.sqrt(k) / (n * sigma)
+        return (special.ndtr(-eps / mu + mu / 2) - math.exp(eps) * special.ndtr(-eps / mu - mu / 2)) - delta
+    if excess(1) > 0:
+        return 0
+    hi = 2
+    while excess(hi) <= 0:
+        hi *= 2
+    k = int(optimize.brentq(lambda x: excess(x), hi / 2, hi))
+    while excess(k + 1) <= 0:
+        k += 1
+    return k
+
+
+def compare_sp_dp(table=None, *, n=None, p=0.5, eps_list=None, n_sp_list=None):
+    """Rows (n_sp, sigma, eps, paper delta, delta Thm 5.1, exact delta, #DP paper-style, #DP exact Gaussian).
+
+    With ``table=TABLE_I`` or ``TABLE_II`` the paper's printed values are included for comparison.
+    sigma = sqrt(p(1-p)(1/n_k - 1/n)) is the accuracy loss of answering from a block of n_k = n/#SP rows.
+    """
+    if table is not None:
+        n, p, eps_list = table["n"], table["p"], table["eps"]
+        printed = {row[0]: row for row in table["rows"]}
+        n_sp_list = list(printed)
+    rows = []
+    for n_sp in n_sp_list:
+        nk = n // n_sp
+        sigma = math.sqrt(p * (1 - p) * (1 / nk - 1 / n))
+        for i, eps in enumerate(eps_list):
+            bound = composition_bound(n=n, sizes=[nk] * n_sp, p=p, eps=eps)
+            exact = composition_delta_exact(n=n, sizes=[nk] * n_sp, p=p, eps=eps)
+            rounding = "round" if table is TABLE_I and eps == 0.01 else "floor"   # the table's own exception
+            row = dict(n_sp=n_sp, sigma=sigma, eps=eps, delta=bound, delta_exact=exact,
+                       dp_queries=_kov_queries(sigma, eps, bound, n, rounding),
+                       dp_queries_exact_gaussian=_gaussian_queries(sigma, eps, bound, n))
+            if table is not None:
+                row.update(paper_sigma=printed[n_sp][1], paper_delta=printed[n_sp][2][i],
+                           paper_dp_queries=printed[n_sp][3][i])
+            rows.append(row)
+    return rows
