@@ -121,7 +121,8 @@ class Alg2Result:
     t: float                      #: Laplace truncation threshold (= additive Hoeffding deviation)
     bias_estimate: float          #: the eps/2-DP Laplace estimate of c/n (publishable)
     sigma_dp: float               #: the DP baseline: analytic Gaussian sigma at (eps/2, delta)
-    sigma_ppk: float              #: Algorithm 1's sigma over [p_lo, p_hi] (nan on fallback)
+    sigma_ppk: float              #: Algorithm 1's sigma over [p_lo, p_hi]; nan on fallback, inf when sigma_dp
+                                  #: already fails kappa4 at an end (then the baseline is used, no search)
     n: int
     known: int
     eps: float
@@ -218,20 +219,29 @@ def _log_upper_at(N: int, p: float, sigma: float, eps: float) -> float:
     return float(_core.NoisyCount(N, p).log_delta(sigma, np.array([eps]))[1][0])
 
 
-def _ppk_sigma(n: int, known: int, p_lo: float, p_hi: float, eps: float, kappa4: float) -> float:
-    """max of Alg. 1 at both ends, then raised until every grid point meets kappa4 (C++ releases the GIL)."""
+def _ppk_sigma(n: int, known: int, p_lo: float, p_hi: float, eps: float, kappa4: float, sigma_dp: float) -> float:
+    """max of Alg. 1 at both ends, then raised until every grid point meets kappa4 (C++ releases the GIL).
+
+    The grid can only raise sigma and the caller takes min(sigma, sigma_dp): once sigma >= sigma_dp the
+    answer is the baseline and the (costly) grid check is skipped.
+    """
     N = n - known - 1
+    target = log_target(kappa4)
     with ThreadPoolExecutor(max_workers=2) as pool:
+        # one evaluation per end first: if sigma_dp does not meet kappa4 there, Algorithm 1 would
+        # return more than sigma_dp and the baseline wins -- no search needed
+        if max(pool.map(lambda p: _log_upper_at(N, p, sigma_dp, eps), (p_lo, p_hi))) > target:
+            return math.inf
         ends = list(pool.map(lambda p: alg1(n=n, known=known, p=p, eps=eps, delta=kappa4).sigma, (p_lo, p_hi)))
         sigma = max(ends)
-        target = log_target(kappa4)
-        while True:
+        while sigma < sigma_dp:
             grid, sigma = _grid(p_lo, p_hi, N, sigma)
             logs = list(pool.map(lambda p: _log_upper_at(N, float(p), sigma, eps), grid))
             worst = int(np.argmax(logs))
             if logs[worst] <= target:
                 return sigma
             sigma = max(sigma, alg1(n=n, known=known, p=float(grid[worst]), eps=eps, delta=kappa4).sigma)
+        return sigma
 
 
 def _diagnostics(n: int, known: int, bias_estimate: float, kappa1: float) -> Diagnostics:
@@ -274,7 +284,7 @@ def calibrate_from_estimate(*, n: int, known: int, eps: float, delta: float, kap
                           p_hi=math.nan, tau=math.nan, sigma_ppk=math.nan, diagnostics=diag, **common)
     p_lo, p_hi = hoeffding_interval(estimate=bias_estimate, t_laplace=t, kappa2=kappa2, m=known, method=hoeffding)
     tau = 2 * t if hoeffding == "additive" else math.nan
-    sigma_ppk = _ppk_sigma(n, known, p_lo, p_hi, eps_half, kappa4)
+    sigma_ppk = _ppk_sigma(n, known, p_lo, p_hi, eps_half, kappa4, sigma_dp)
     sigma = min(sigma_ppk, sigma_dp)
     branch = BRANCH_PPK if sigma_ppk <= sigma_dp else BRANCH_BASELINE
     return Alg2Result(sigma=sigma, beta=sigma / n, branch=branch, p_lo=p_lo, p_hi=p_hi, tau=tau,
