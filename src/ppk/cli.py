@@ -291,7 +291,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "evaluation.csv, figures (with matplotlib) and summary.md.")
     e.add_argument("--grid", choices=["quick", "thesis", "tiny"], default="quick",
                    help="quick: 81 points, about a minute on 2 cores; thesis: spec R1, 560 points "
-                        "(n up to 1e7), tens of minutes; tiny: 4 points, for smoke tests (default %(default)s)")
+                        "(n up to 1e7), about ten minutes on 2 cores; tiny: 4 points, for smoke tests (default %(default)s)")
     e.add_argument("--out", default="ppk-out", help="output folder (default %(default)s)")
     e.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
     e.add_argument("--seed", type=int, default=0, help="seed of the data sets and Laplace draws (default 0)")
