@@ -103,3 +103,11 @@ def test_sp_tables(capsys):
     assert main(["sp", "tables", "--json"]) == 0
     data = json.loads(capsys.readouterr().out)
     assert len(data["I"]) == 15 and len(data["II"]) == 9
+
+
+def test_risk_gdpr(capsys):
+    assert main(["risk", "gdpr"]) == 0
+    out = capsys.readouterr().out
+    assert "$74,434.41" in out and "$37,805.86" in out and "0.2741" in out
+    assert main(["risk", "gdpr", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["saving"] == pytest.approx(36628.549, abs=1e-3)

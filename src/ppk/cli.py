@@ -241,6 +241,32 @@ def _cmd_sp_tables(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_risk_gdpr(args: argparse.Namespace) -> int:
+    from . import risk
+    eps0 = risk.eps_lower_bound_from_mae(max_mae=args.max_mae)
+    model = risk.CostModel(E=args.E, c=args.c, n_stakeholders=args.stakeholders)
+    best = model.optimal(eps0)
+    result = dict(eps0=eps0, eps=best.eps, gamma=best.gamma, budget_dp=best.budget_dp, budget=best.budget,
+                  saving=best.saving, confidence_exact=risk.confidence_exact(eps=best.eps, eps0=eps0))
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"GDPR scenario (Dandekar et al. Sec. 5.3): count query, {args.stakeholders} stakeholders, "
+          f"E = ${args.E:,.2f} each, c = {args.c:g}; mean absolute error <= {args.max_mae:g}")
+    _print_table(None, [
+        ["Laplace mechanism eps0 (from the error bound)", f"{eps0:g}"],
+        ["budget for eps0-DP", f"${best.budget_dp:,.2f}"],
+        ["optimal privacy-at-risk level eps (Eq. 10)", f"{best.eps:.4f}"],
+        ["its confidence gamma1 (paper's formula)", f"{best.gamma:.4f}"],
+        ["budget at (eps, gamma)", f"${best.budget:,.2f}"],
+        ["saving", f"${best.saving:,.2f}"],
+        ["exact P(|loss| <= eps), worst-case pair", f"{result['confidence_exact']:.4f}"],
+    ])
+    print("\ngamma1 follows the paper's Lemma 24 model; the exact probability that the privacy loss of a "
+          "worst-case pair stays within eps is the last row (see ppk.risk.confidence_exact).")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ppk",
@@ -307,6 +333,19 @@ def build_parser() -> argparse.ArgumentParser:
                                       "of the same releases and the query count of exact Gaussian composition.")
     tb.add_argument("--json", action="store_true", help="print JSON instead of tables")
     tb.set_defaults(func=_cmd_sp_tables)
+
+    rk = sub.add_parser("risk", help="privacy at risk of the Laplace mechanism (seed 001)")
+    rksub = rk.add_subparsers(dest="risk_command", metavar="WHAT", required=True)
+    g = rksub.add_parser("gdpr", help="the paper's GDPR compensation scenario (Sec. 5.3)",
+                         description="Budget for eps0-DP vs the optimal privacy-at-risk level of the cost model "
+                                     "E_dp(eps) = E exp(-c/eps) per stakeholder (Dandekar, Basu, Bressan).")
+    g.add_argument("--E", type=float, default=5500.0, help="compensation scale per stakeholder in $ (default %(default)s)")
+    g.add_argument("--c", type=float, default=1.0, help="cost-model constant c > 0 (default %(default)s)")
+    g.add_argument("--stakeholders", type=int, default=100, help="number of stakeholders (default %(default)s)")
+    g.add_argument("--max-mae", type=float, default=2.0,
+                   help="largest acceptable mean absolute error of the count (default %(default)s)")
+    g.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    g.set_defaults(func=_cmd_risk_gdpr)
 
     k = sub.add_parser("pk", help="passive vs active attackers with partial knowledge (seed 004)")
     ksub = k.add_subparsers(dest="pk_command", metavar="KIND", required=True)
