@@ -118,3 +118,22 @@ def test_budget_upper_bound():
 def test_bad_input(call, word):
     with pytest.raises(ValueError, match=word):
         call()
+
+
+def test_figure_12_setting_composition():
+    # R10: delta = 1e-5, eps0 in {0.1, 0.5, 1.0}, privacy at risk at the cost-optimal (eps, gamma)
+    model = risk.CostModel(E=5500, n_stakeholders=100)
+    for eps0 in (0.1, 0.5, 1.0):
+        o = model.optimal(eps0)
+        mu = o.gamma * o.eps * math.expm1(o.eps) + (1 - o.gamma) * eps0 * math.expm1(eps0)
+        for n in (1, 50, 1000):
+            want = eps0 * math.sqrt(2 * n * math.log(1e5)) + n * mu
+            got = risk.compose_privacy_at_risk(eps0=eps0, eps=o.eps, gamma=o.gamma, n=n, delta=1e-5)
+            assert got == pytest.approx(want, rel=1e-9)
+
+
+def test_risk_figures_are_drawn(tmp_path):
+    pytest.importorskip("matplotlib")
+    from ppk.risk_figures import draw_all
+    names = draw_all(str(tmp_path))
+    assert len(names) == 7 and all((tmp_path / n).stat().st_size > 10_000 for n in names)

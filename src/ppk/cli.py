@@ -267,6 +267,18 @@ def _cmd_risk_gdpr(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_risk_figures(args: argparse.Namespace) -> int:
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("ppk risk figures: error: matplotlib is not installed (pip install 'ppk[plot]')", file=sys.stderr)
+        return 2
+    from .risk_figures import draw_all
+    for name in draw_all(args.out):
+        print(f"{args.out}/{name}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="ppk",
@@ -346,6 +358,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="largest acceptable mean absolute error of the count (default %(default)s)")
     g.add_argument("--json", action="store_true", help="print JSON instead of a table")
     g.set_defaults(func=_cmd_risk_gdpr)
+    rf = rksub.add_parser("figures", help="draw the paper's Figures 1, 2, 8-12 from the formulas (needs matplotlib)",
+                          description="Figures 1-2 (eps vs confidence, with the exact worst-case curve dotted), "
+                                      "8-11 (compensation vs eps and its optimum) and 12 (composition).")
+    rf.add_argument("--out", default="ppk-risk-figures", help="output folder (default %(default)s)")
+    rf.set_defaults(func=_cmd_risk_figures)
 
     k = sub.add_parser("pk", help="passive vs active attackers with partial knowledge (seed 004)")
     ksub = k.add_subparsers(dest="pk_command", metavar="KIND", required=True)

@@ -1,0 +1,85 @@
+"""Figures 1, 2 and 8-12 of Dandekar, Basu, Bressan, recomputed from the formulas (``ppk risk figures``)."""
+from __future__ import annotations
+
+import os
+
+import numpy as np
+
+from . import risk
+from .figures import _plt, _save
+
+
+def fig1_eps_vs_confidence_k(out_dir, eps0=1.0, ks=(1, 2, 3, 5, 10)):
+    plt = _plt()
+    g = np.linspace(0.01, 0.99, 60)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for k in ks:
+        ax.plot(g, [risk.eps_for_confidence(gamma=x, eps0=eps0, k=k) for x in g], label=f"k = {k}")
+    ax.set_xlabel("confidence gamma1 (paper's formula)")
+    ax.set_ylabel("privacy-at-risk level eps")
+    ax.set_title(f"Laplace mechanism eps0 = {eps0}: eps vs gamma1 (Fig. 1)")
+    ax.legend(fontsize=8)
+    return _save(fig, out_dir, "risk_fig1_eps_vs_gamma_k.png")
+
+
+def fig2_eps_vs_confidence_eps0(out_dir, eps0s=(0.1, 0.5, 1.0, 2.0, 5.0)):
+    plt = _plt()
+    g = np.linspace(0.01, 0.99, 60)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for e0 in eps0s:
+        ax.plot(g, [risk.eps_for_confidence(gamma=x, eps0=e0) for x in g], label=f"eps0 = {e0}")
+        ax.plot(g, [_eps_exact(x, e0) for x in g], ":", color=ax.lines[-1].get_color())
+    ax.set_xlabel("confidence gamma (solid: paper's gamma1; dotted: exact, worst-case pair)")
+    ax.set_ylabel("privacy-at-risk level eps")
+    ax.set_title("k = 1, several eps0 (Fig. 2)")
+    ax.legend(fontsize=8)
+    return _save(fig, out_dir, "risk_fig2_eps_vs_gamma_eps0.png")
+
+
+def _eps_exact(gamma, eps0):
+    # inverse of e^{-eps0/2} sinh(eps/2) (below its max (1 - e^{-eps0})/2), else eps0
+    top = (1 - np.exp(-eps0)) / 2
+    return eps0 if gamma >= top else 2 * np.arcsinh(gamma * np.exp(eps0 / 2))
+
+
+def fig_budget(out_dir, eps0, name, model=None):
+    plt = _plt()
+    model = model or risk.CostModel(E=5500, n_stakeholders=100)
+    eps = np.linspace(eps0 / 200, eps0, 200)
+    cost = [model.par(e, risk.confidence(eps=e, eps0=eps0), eps0) for e in eps]
+    best = model.optimal(eps0)
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(eps, cost, label="budget under privacy at risk")
+    ax.axhline(best.budget_dp, ls="--", c="grey", label=f"budget for eps0-DP (${best.budget_dp:,.0f})")
+    ax.plot([best.eps], [best.budget], "o", label=f"optimum ({best.eps:.2f}, {best.gamma:.2f})")
+    ax.set_xlabel("privacy-at-risk level eps")
+    ax.set_ylabel("total compensation ($)")
+    ax.set_title(f"Laplace mechanism eps0 = {eps0}, 100 stakeholders, E = $5500")
+    ax.legend(fontsize=8)
+    return _save(fig, out_dir, name)
+
+
+def fig12_composition(out_dir, delta=1e-5, eps0s=(0.1, 0.5, 1.0)):
+    plt = _plt()
+    n = np.unique(np.logspace(0, 4, 60).astype(int))
+    fig, axes = plt.subplots(1, len(eps0s), figsize=(5 * len(eps0s), 4))
+    model = risk.CostModel(E=5500, n_stakeholders=100)
+    for ax, e0 in zip(axes, eps0s):
+        best = model.optimal(e0)
+        ax.loglog(n, [risk.compose_basic(eps0=e0, n=k) for k in n], label="basic")
+        ax.loglog(n, [risk.compose_advanced(eps0=e0, n=k, delta=delta) for k in n], label="advanced")
+        ax.loglog(n, [risk.compose_privacy_at_risk(eps0=e0, eps=best.eps, gamma=best.gamma, n=k, delta=delta)
+                      for k in n], label=f"privacy at risk ({best.eps:.2f}, {best.gamma:.2f})")
+        ax.set_xlabel("number of compositions n")
+        ax.set_ylabel("composed eps'")
+        ax.set_title(f"eps0 = {e0}, delta = {delta:g}")
+        ax.legend(fontsize=7)
+    return _save(fig, out_dir, "risk_fig12_composition.png")
+
+
+def draw_all(out_dir: str) -> list[str]:
+    os.makedirs(out_dir, exist_ok=True)
+    return [fig1_eps_vs_confidence_k(out_dir), fig2_eps_vs_confidence_eps0(out_dir),
+            fig_budget(out_dir, 0.5, "risk_fig8_budget_eps0_0.5.png"),
+            fig_budget(out_dir, 0.1, "risk_fig9_eps0_0.1.png"), fig_budget(out_dir, 0.5, "risk_fig10_eps0_0.5.png"),
+            fig_budget(out_dir, 1.0, "risk_fig11_eps0_1.0.png"), fig12_composition(out_dir)]
