@@ -121,7 +121,8 @@ class CountingQuery:
         """Natural log of delta(eps); finite far below 1e-308, ``-inf`` only if delta is 0.
 
         ``eps`` is a float or an array (vectorised, evaluated in parallel in C++).
-        Accuracy: ~1e-12 relative on delta (see README, "Accuracy").
+        Accuracy: measured <= 1e-11 relative on delta against a 40-digit oracle (README, "How delta is
+        computed, and how accurate it is").
         """
         log_d, _, scalar = self._curve(eps)
         return self._out(log_d, scalar)
