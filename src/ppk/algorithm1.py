@@ -14,6 +14,7 @@ cross the bracket; the ``D``/``D'`` inputs, which do not change the answer.
 """
 from __future__ import annotations
 
+import functools
 import math
 from dataclasses import dataclass
 
@@ -83,6 +84,7 @@ def alg1(*, n, known, p, eps, delta, error=None, rtol=1e-10) -> Alg1Result:
     target = log_target(delta)
     kernel = _kernel(base.n_unknown, base.p)
 
+    @functools.lru_cache(maxsize=None)   # the search, the final check and the result share evaluations
     def excess(sigma: float) -> float:
         return float(kernel.log_delta(sigma, np.array([eps]))[1][0]) - target
 

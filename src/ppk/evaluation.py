@@ -158,14 +158,11 @@ def evaluate(*, grid: str | dict = "quick", out_dir: str = "ppk-out", executor: 
     note = ""
     if figures:
         try:
-            from . import figures as figs
-        except ImportError:  # pragma: no cover - figures imports only numpy at module level
-            figs = None
-        try:
             import matplotlib  # noqa: F401
         except ImportError:
             note = "matplotlib is not installed (pip install 'ppk[plot]'): no figures were drawn."
         else:
+            from . import figures as figs
             drawn.append(figs.fig_evaluation_summary(out_dir, rows))
             for f in figs.ALL:
                 drawn.append(f(out_dir))

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special, stats
 
+from ._logmath import log1mexp
 from ._validate import integer, real
 from .counting import CountingQuery
 
@@ -122,9 +123,9 @@ def _log_h_threshold(mech: ThresholdCount, eps: float, forward: bool) -> np.ndar
         else:
             log_ratio = lw_cur - lw_prev
         if forward:   # w_{j-1} - e^eps w_j = w_{j-1} (1 - e^{eps + log ratio})
-            terms = lw_prev + _log1mexp_or_neg(eps + log_ratio)
+            terms = lw_prev + log1mexp(eps + log_ratio)
         else:         # w_j - e^eps w_{j-1} = w_j (1 - e^{eps - log ratio})
-            terms = lw_cur + _log1mexp_or_neg(eps - log_ratio)
+            terms = lw_cur + log1mexp(eps - log_ratio)
     # suffix log-sums: S[m] = log sum_{j >= m} terms_j
     suffix = np.logaddexp.accumulate(terms[::-1])[::-1]
     suffix = np.append(suffix, -np.inf)
@@ -141,20 +142,9 @@ def _log_h_threshold(mech: ThresholdCount, eps: float, forward: bool) -> np.ndar
     f1, f0 = log_cdf(last_fill - b - 1), log_cdf(last_fill - b)     # target 1, target 0
     top, bottom = (f1, f0) if forward else (f0, f1)
     with np.errstate(invalid="ignore"):
-        fill_part = top + _log1mexp_or_neg(eps + bottom - top)
+        fill_part = top + log1mexp(eps + bottom - top)
     fill_part = np.where(np.isneginf(top), -np.inf, fill_part)
     return np.logaddexp(count_part, fill_part)
-
-
-def _log1mexp_or_neg(x):
-    """log(1 - e^x) where x < 0, -inf where x >= 0 (the positive part vanishes)."""
-    x = np.asarray(x, dtype=float)
-    out = np.full(x.shape, -np.inf)
-    neg = x < 0
-    xn = x[neg]
-    with np.errstate(divide="ignore"):
-        out[neg] = np.where(xn > -math.log(2), np.log(-np.expm1(xn)), np.log1p(-np.exp(xn)))
-    return out
 
 
 def _result(log_delta: float, worst: int | None = None) -> DeltaResult:

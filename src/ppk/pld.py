@@ -43,6 +43,7 @@ import numpy as np
 from scipy import special
 
 from . import _core
+from ._logmath import log1mexp
 from ._validate import integer, real, real_array
 
 __all__ = ["PrivacyLossDistribution"]
@@ -231,10 +232,10 @@ class PrivacyLossDistribution:
         down = np.arange(1, k_lo + 1) * dx                     # losses -dx, -2dx, ... via the mirror pair
         la, lb = kernel.tail_logs(sigma, up, False)            # P(L > e), Q(L > e), e >= 0
         ma, mb = kernel.tail_logs(sigma, down, True)           # mirror: P(L <= -e) = B', Q(L <= -e) = A'
-        log_p_up = np.concatenate([_log1mexp(mb[::-1]), la])
-        log_p_down = np.concatenate([mb[::-1], _log1mexp(la)])
-        log_q_up = np.concatenate([_log1mexp(ma[::-1]), lb])
-        log_q_down = np.concatenate([ma[::-1], _log1mexp(lb)])
+        log_p_up = np.concatenate([log1mexp(mb[::-1]), la])
+        log_p_down = np.concatenate([mb[::-1], log1mexp(la)])
+        log_q_up = np.concatenate([log1mexp(ma[::-1]), lb])
+        log_q_down = np.concatenate([ma[::-1], log1mexp(lb)])
         out = cls._from_tails(dx, -k_lo, k_hi, log_p_up, log_p_down, log_q_up, log_q_down, **common)
         out._shared_noise_key = key
         return out
@@ -401,10 +402,3 @@ class PrivacyLossDistribution:
 
 def _union(a, b):
     return a + b - a * b
-
-
-def _log1mexp(x):
-    """log(1 - e^x) for x <= 0 (elementwise)."""
-    x = np.minimum(np.asarray(x, dtype=float), 0.0)
-    with np.errstate(divide="ignore"):
-        return np.where(x > -math.log(2), np.log(-np.expm1(x)), np.log1p(-np.exp(x)))
