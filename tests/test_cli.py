@@ -50,13 +50,15 @@ def test_console_script_help():
 
 def test_alg2_json_ledger(capsys):
     assert main(["alg2", "--count", "30000", "--n", "100000", "--known", "50000", "--eps", "0.1",
-                 "--delta", "1e-6", "--seed", "1", "--json"]) == 0
+                 "--delta", "1e-6", "--seed", "1", "--insecure-for-testing", "--json"]) == 0
     ledger = json.loads(capsys.readouterr().out)
+    assert ledger["insecure_for_testing"] is True
     assert ledger == json.loads(json.dumps(ppk.alg2(count=30000, n=100000, known=50000, eps=0.1, delta=1e-6,
                                                      rng=1).ledger()))
     assert main(["alg2", "--count", "30000", "--n", "100000", "--known", "50000", "--eps", "0.1",
-                 "--delta", "1e-6", "--seed", "1"]) == 0
-    assert "delta = k1 + k2 + k4 + T_L" in capsys.readouterr().out
+                 "--delta", "1e-6", "--seed", "1", "--insecure-for-testing"]) == 0
+    out = capsys.readouterr().out
+    assert "delta = k1 + k2 + k4 + T_L" in out and out.startswith("NOT A PRIVATE RELEASE")
 
 
 def test_release_csv_end_to_end(tmp_path, capsys):
@@ -64,7 +66,7 @@ def test_release_csv_end_to_end(tmp_path, capsys):
     rows = ["id,smoker"] + [f"{i},{int(i % 10 < 3)}" for i in range(20_000)]
     path.write_text("\n".join(rows) + "\n")
     assert main(["release", "--csv", str(path), "--column", "smoker", "--known", "10000", "--eps", "0.5",
-                 "--delta", "1e-6", "--seed", "4", "--json"]) == 0
+                 "--delta", "1e-6", "--seed", "4", "--insecure-for-testing", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert isinstance(out["value"], int) and abs(out["value"] - 6000) < 200
     assert "bias_estimate" in out["ledger"] and "value" not in out["ledger"]
@@ -76,7 +78,7 @@ def test_release_refuses_bad_rows_with_the_line_number(tmp_path, capsys):
     assert main(["release", "--csv", str(path), "--column", "smoker", "--known", "1", "--eps", "1",
                  "--delta", "1e-6"]) == 2
     captured = capsys.readouterr()
-    assert "line 4" in captured.err and "nothing was released" in captured.err
+    assert "line 4" in captured.err and "nothing was released" in captured.err and "'yes'" in captured.err
     assert captured.out == ""
     assert main(["release", "--csv", str(path), "--column", "age", "--known", "1", "--eps", "1",
                  "--delta", "1e-6"]) == 2

@@ -1,61 +1,65 @@
-"""Randomness for releases: a cryptographically secure source by default, or a
+"""Random bits for releases: a cryptographically secure source by default, or a
 seed / ``numpy.random.Generator`` to make results reproducible in tests.
 
-Uniforms are drawn with extra resolution near 0 (dyadic refinement), so that
-tail inversions (Laplace, Gaussian) are exact in law down to 1e-300 instead
-of stopping at 2^-53.
+Only *integers* leave this module: the exact samplers in :mod:`ppk.samplers`
+turn uniform random integers into noise with rational arithmetic, so no
+floating-point rounding ever shapes a released value (docs/release-security.md).
 """
 from __future__ import annotations
 
-import math
 import secrets
+import warnings
 
 import numpy as np
 
-__all__ = ["RandomSource", "as_source"]
+__all__ = ["RandomSource", "as_source", "InsecureRandomnessWarning"]
+
+
+class InsecureRandomnessWarning(UserWarning):
+    """A release was made with seeded (reproducible, hence guessable) randomness.
+
+    A seeded release is for tests and simulations only: whoever can guess the seed can
+    subtract the noise.  ppk marks such results (``ledger()['insecure_for_testing']``).
+    """
 
 
 class RandomSource:
-    """Random bits from ``secrets`` (rng=None) or from a numpy Generator."""
+    """Uniform random integers from ``secrets`` (rng=None) or from a numpy Generator."""
+
+    __slots__ = ("_rng",)
 
     def __init__(self, rng: np.random.Generator | None):
         self._rng = rng
 
     @property
     def secure(self) -> bool:
+        """True when the bits come from the operating system's CSPRNG (``secrets``)."""
         return self._rng is None
 
     def bits(self, k: int) -> int:
+        """A uniform integer in ``[0, 2**k)``."""
+        if k <= 0:
+            return 0
         if self._rng is None:
             return secrets.randbits(k)
-        return int(self._rng.integers(0, 1 << k, dtype=np.uint64)) if k <= 63 else \
-            (self.bits(k - 32) << 32) | self.bits(32)
+        if k <= 63:
+            return int(self._rng.integers(0, 1 << k, dtype=np.uint64))
+        return (self.bits(k - 63) << 63) | self.bits(63)
+
+    def below(self, m: int) -> int:
+        """A uniform integer in ``[0, m)`` for an integer ``m >= 1`` (exact: rejection, no modulo bias)."""
+        if m == 1:
+            return 0
+        if self._rng is None:
+            return secrets.randbelow(m)
+        k = (m - 1).bit_length()
+        while True:
+            r = self.bits(k)
+            if r < m:
+                return r
 
     def bit(self) -> int:
         return self.bits(1)
-
-    def uniform_open(self) -> float:
-        """U ~ Uniform(0, 1), never 0; below 2^-20 refined with fresh bits (exact in law to ~1e-300)."""
-        scale = 1.0
-        while True:
-            u = (self.bits(53) + 0.5) * 2.0**-53
-            if u >= 2.0**-20 or scale < 1e-290:
-                return u * scale
-            scale *= 2.0**-20   # u < 2^-20: the value lies in (0, 2^-20) -- draw it afresh at finer scale
-
-    def rounded_gaussian(self, sigma: float) -> int:
-        """round(sigma * Z), Z ~ N(0, 1), by inversion of the tail: |Z| = -ndtri(U/2), sign from one bit."""
-        if sigma == 0:
-            return 0
-        from scipy.special import ndtri
-        magnitude = -float(ndtri(0.5 * self.uniform_open()))
-        z = magnitude if self.bit() else -magnitude
-        return int(math.floor(sigma * z + 0.5))
-
-    def laplace(self, scale: float) -> float:
-        """Laplace(0, scale) by inversion: sign * scale * (-log U)."""
-        magnitude = -scale * math.log(self.uniform_open())
-        return magnitude if self.bit() else -magnitude
 
 
 def as_source(rng) -> RandomSource:
@@ -66,6 +70,15 @@ def as_source(rng) -> RandomSource:
         return RandomSource(None)
     if isinstance(rng, np.random.Generator):
         return RandomSource(rng)
-    if isinstance(rng, (int, np.integer)) and not isinstance(rng, bool):
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, (bool, np.bool_)):
+        if int(rng) < 0:
+            raise ValueError(f"rng must be a non-negative integer seed, got {int(rng)}")
         return RandomSource(np.random.default_rng(int(rng)))
     raise TypeError(f"rng must be None (secure), an int seed or a numpy.random.Generator, got {type(rng).__name__}")
+
+
+def warn_if_seeded(source: RandomSource, what: str) -> None:
+    """Warn (InsecureRandomnessWarning) when a release is about to use reproducible randomness."""
+    if not source.secure:
+        warnings.warn(f"{what} with a seed or Generator is reproducible and NOT private: use it for tests only "
+                      "(rng=None uses a cryptographically secure source)", InsecureRandomnessWarning, stacklevel=3)

@@ -1,7 +1,8 @@
 """Algorithm 2: private end-to-end calibration when the bias p is unknown (spec §2.2).
 
 The data steward does not know the attacker's belief p.  Half of eps buys a
-Laplace estimate of the bias c/n; a Chernoff-Hoeffding bound turns it into an
+discrete-Laplace estimate of the count (an integer; the bias estimate is that integer
+divided by n, so no floating-point artefact can carry the count: docs/release-security.md); a Chernoff-Hoeffding bound turns it into an
 interval [p_lo, p_hi] that holds the generating bias except with probability
 kappa2; Algorithm 1 runs at both ends (and on a grid between them, since delta
 need not be monotone in p) with the other half of eps and the budget kappa4
@@ -22,20 +23,22 @@ from __future__ import annotations
 
 import math
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
+from fractions import Fraction
 
 import numpy as np
 from scipy import optimize
 
 from . import _core
-from ._random import as_source
+from ._random import RandomSource, as_source, warn_if_seeded
 from ._search import log_target
 from ._validate import integer, real
 from .algorithm1 import alg1
 from .baselines import analytic_gaussian_sigma
 from .hypergeom import hypergeom_pmf
+from .samplers import _discrete_laplace
 
-__all__ = ["alg2", "Alg2Result", "hoeffding_interval", "laplace_truncation"]
+__all__ = ["alg2", "Alg2Result", "PrivateDraws", "hoeffding_interval", "laplace_truncation"]
 
 BRANCH_PPK, BRANCH_FALLBACK, BRANCH_BASELINE = "ppk", "fallback", "baseline"
 GRID_POINTS = 65
@@ -49,8 +52,22 @@ def hoeffding_t(*, kappa2: float, m: int) -> float:
 
 
 def laplace_truncation(*, n: int, t: float, eps_estimate: float) -> float:
-    """T_L = P(|l| > t - 1/n) for l ~ Laplace(0, 1/(n eps_estimate)): exp(-eps_estimate (n t - 1)), capped at 1."""
-    return 1.0 if n * t < 1 else math.exp(-eps_estimate * (n * t - 1.0))
+    """T_L: the probability that the count estimate's noise Y exceeds n t - 1 in size, rounded up.
+
+    Y is discrete Laplace, ``P(y) ∝ exp(-eps_estimate |y|)``.  The fallback fires when
+    ``|Y| > n t``; on a neighbouring database (count +- 1) the same estimate needs noise
+    ``Y -+ 1``, so the bias interval can fail for it when ``|Y| > n t - 1``, i.e.
+    ``|Y| >= m = floor(n t)``:  ``T_L = 2 exp(-eps_estimate m) / (1 + exp(-eps_estimate))``
+    (1 when m <= 0).  The continuous Laplace of the thesis gives ``exp(-eps_estimate (n t - 1))``;
+    the two differ by less than a factor ``2 / (1 + exp(-eps_estimate))`` (docs/release-security.md).
+    """
+    if math.isinf(t):       # no known rows: the interval is [0, 1] and cannot fail
+        return 0.0
+    m = math.floor(Fraction(n) * Fraction(t))
+    if m <= 0:
+        return 1.0
+    log_tl = math.log(2.0) - eps_estimate * m - math.log1p(math.exp(-eps_estimate))
+    return min(1.0, math.exp(log_tl) * (1 + 1e-14))   # rounded up: T_L is subtracted from kappa3
 
 
 def _kl(a: float, b: float) -> float:
@@ -96,7 +113,7 @@ def hoeffding_interval(*, estimate: float, t_laplace: float, kappa2: float, m: i
 class Diagnostics:
     """Thesis Alg. 2 lines 13-30 (corrected, spec §2.3), from the noisy count estimate."""
 
-    count_estimate: int           #: round(n * bias_estimate), clamped: NOT the exact count (E17)
+    count_estimate: int           #: the private count estimate clamped to [0, n]: NOT the exact count
     classes: int                  #: background-knowledge classes h = base..top
     excluded: int                 #: classes excluded up to cumulative probability kappa1
     fraction_excluded: float
@@ -119,7 +136,8 @@ class Alg2Result:
     truncation_delta: float       #: T_L, the Laplace truncation term
     tau: float                    #: half-width of the additive interval, t_hoeffding + t (nan for kl)
     t: float                      #: Laplace truncation threshold (= additive Hoeffding deviation)
-    bias_estimate: float          #: the eps/2-DP Laplace estimate of c/n (publishable)
+    count_estimate: int           #: the eps/2-DP estimate count + Y, Y discrete Laplace (publishable)
+    bias_estimate: float          #: count_estimate / n, correctly rounded: a function of the integer only
     sigma_dp: float               #: the DP baseline: analytic Gaussian sigma at (eps/2, delta)
     sigma_ppk: float              #: Algorithm 1's sigma over [p_lo, p_hi]; nan on fallback, inf when sigma_dp
                                   #: already fails kappa4 at an end (then the baseline is used, no search)
@@ -129,8 +147,8 @@ class Alg2Result:
     delta: float
     hoeffding: str
     diagnostics: Diagnostics | None = None
-    #: the Laplace draw l.  PRIVATE: c/n = bias_estimate - l.  Never publish; kept for audits only.
-    _private_laplace_noise: float = field(default=math.nan, repr=False)
+    #: True when the randomness was seeded: the result is reproducible and NOT private (tests only)
+    insecure_for_testing: bool = False
 
     @property
     def eps_estimate(self) -> float:
@@ -143,8 +161,9 @@ class Alg2Result:
     def ledger(self) -> dict:
         """Everything that may be published: the budget split and the decisions.
 
-        It holds no Laplace draw and nothing from which the exact count follows:
-        the bias estimate is itself an (eps/2)-DP release.  The delta parts add
+        It holds no noise draw and nothing from which the exact count follows:
+        the count estimate is itself an (eps/2)-DP release, and every other entry is a
+        function of it and of public values.  The delta parts add
         up to ``delta``:  kappa1 + kappa2 + kappa4 + truncation_delta.
         """
         return dict(
@@ -153,10 +172,30 @@ class Alg2Result:
             delta_parts=dict(kappa1=self.kappa1, kappa2=self.kappa2, kappa4=self.kappa4,
                              truncation_delta=self.truncation_delta),
             kappa3=self.kappa3, hoeffding=self.hoeffding, t=self.t, tau=self.tau,
-            bias_estimate=self.bias_estimate, p_lo=self.p_lo, p_hi=self.p_hi,
-            branch=self.branch, sigma=self.sigma, beta=self.beta, sigma_dp=self.sigma_dp,
-            sigma_ppk=self.sigma_ppk,
+            count_estimate=self.count_estimate, bias_estimate=self.bias_estimate, p_lo=self.p_lo,
+            p_hi=self.p_hi, branch=self.branch, sigma=self.sigma, beta=self.beta, sigma_dp=self.sigma_dp,
+            sigma_ppk=self.sigma_ppk, insecure_for_testing=self.insecure_for_testing,
         )
+
+
+class PrivateDraws:
+    """The secret noise of one release, returned only on request (``audit=True``), never stored in a result.
+
+    Whoever holds it can compute the exact count (``count = count_estimate - laplace_noise``).
+    It cannot be pickled and its ``repr`` shows no value, so it does not leave the process by accident.
+    """
+
+    __slots__ = ("laplace_noise", "gaussian_noise")
+
+    def __init__(self, *, laplace_noise: int, gaussian_noise: int | None = None):
+        self.laplace_noise = laplace_noise      #: Y, the count estimate's discrete Laplace noise
+        self.gaussian_noise = gaussian_noise    #: the rounded Gaussian noise added to the released count
+
+    def __repr__(self) -> str:
+        return "PrivateDraws(<secret: never publish>)"
+
+    def __reduce__(self):
+        raise TypeError("PrivateDraws cannot be pickled: it holds the secret noise of a release")
 
 
 def _split(delta: float, kappa1, kappa2, kappa3) -> tuple[float, float, float]:
@@ -244,8 +283,9 @@ def _ppk_sigma(n: int, known: int, p_lo: float, p_hi: float, eps: float, kappa4:
         return sigma
 
 
-def _diagnostics(n: int, known: int, bias_estimate: float, kappa1: float) -> Diagnostics:
-    c_hat = int(min(n, max(0, round(n * bias_estimate))))
+def _diagnostics(n: int, known: int, count_estimate: int, kappa1: float) -> Diagnostics:
+    c_hat = min(n, max(0, count_estimate))
+    bias_estimate = c_hat / n
     b = min(1 - 1e-12, max(1e-12, bias_estimate))
     support, prb = hypergeom_pmf(population=n, successes=c_hat, draws=known)
     h = support.astype(float)
@@ -262,23 +302,24 @@ def _diagnostics(n: int, known: int, bias_estimate: float, kappa1: float) -> Dia
 
 
 def calibrate_from_estimate(*, n: int, known: int, eps: float, delta: float, kappa1: float, kappa2: float,
-                            kappa3: float, bias_estimate: float, laplace_exceeds_t: bool,
-                            hoeffding: str = "additive", diagnostics: bool = False) -> Alg2Result:
+                            kappa3: float, count_estimate: int, laplace_exceeds_t: bool,
+                            hoeffding: str = "additive", diagnostics: bool = False,
+                            insecure_for_testing: bool = False) -> Alg2Result:
     """Algorithm 2 after the Laplace draw: a function of public values, the DP estimate and one bit.
 
-    The bit ``laplace_exceeds_t`` (|l| > t) depends on the noise only, not on the count.  Everything
-    :func:`alg2` returns, except its private audit field, is computed here -- which is why its ledger
-    cannot reveal the count.
+    The bit ``laplace_exceeds_t`` (|Y| > n t) depends on the noise only, not on the count.  Everything
+    :func:`alg2` returns is computed here -- which is why its ledger cannot reveal the count.
     """
     eps_half = eps / 2
+    bias_estimate = _ratio(count_estimate, n)
     t = hoeffding_t(kappa2=kappa2, m=known)
     t_l = laplace_truncation(n=n, t=t, eps_estimate=eps_half)
     kappa4 = kappa3 - t_l
     sigma_dp = analytic_gaussian_sigma(eps=eps_half, delta=delta)
     common = dict(kappa1=kappa1, kappa2=kappa2, kappa3=kappa3, kappa4=kappa4, truncation_delta=t_l, t=t,
-                  bias_estimate=bias_estimate, sigma_dp=sigma_dp, n=n, known=known, eps=eps, delta=delta,
-                  hoeffding=hoeffding)
-    diag = _diagnostics(n, known, bias_estimate, kappa1) if diagnostics else None
+                  count_estimate=count_estimate, bias_estimate=bias_estimate, sigma_dp=sigma_dp, n=n,
+                  known=known, eps=eps, delta=delta, hoeffding=hoeffding, insecure_for_testing=insecure_for_testing)
+    diag = _diagnostics(n, known, count_estimate, kappa1) if diagnostics else None
     if laplace_exceeds_t or kappa4 <= 0:
         return Alg2Result(sigma=sigma_dp, beta=sigma_dp / n, branch=BRANCH_FALLBACK, p_lo=math.nan,
                           p_hi=math.nan, tau=math.nan, sigma_ppk=math.nan, diagnostics=diag, **common)
@@ -291,8 +332,54 @@ def calibrate_from_estimate(*, n: int, known: int, eps: float, delta: float, kap
                       sigma_ppk=sigma_ppk, diagnostics=diag, **common)
 
 
+def _ratio(count_estimate: int, n: int) -> float:
+    """count_estimate / n as the correctly rounded float: a function of the integer alone."""
+    return float(Fraction(count_estimate, n))
+
+
+#: Smallest total eps Algorithm 2 takes: below it the DP baseline's sigma leaves the float range.
+EPS_MIN = 1e-300
+
+
+def _validated(data, count, n, known, eps, delta, kappa1, kappa2, kappa3, hoeffding):
+    c, n = _count_and_n(data, count, n)
+    known = integer("known", known, minimum=0)
+    if known >= n:
+        raise ValueError(f"known must be < n (the challenge row is unknown), got known={known}, n={n}")
+    eps = real("eps", eps, minimum=EPS_MIN)
+    delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
+    kappa1, kappa2, kappa3 = _split(delta, kappa1, kappa2, kappa3)
+    if hoeffding not in ("additive", "kl"):
+        raise ValueError(f"hoeffding must be 'additive' or 'kl', got {hoeffding!r}")
+    return c, n, known, eps, delta, kappa1, kappa2, kappa3
+
+
+def estimate_noise(source: RandomSource, eps: float) -> int:
+    """Y, the noise of the count estimate ``count + Y``: discrete Laplace of scale 2/eps.
+
+    The count has sensitivity 1, so this is exactly (eps/2)-DP for the float eps as the
+    rational it denotes; Y is an integer, so nothing published can depend on the count
+    through rounding.
+    """
+    scale = 2 / Fraction(eps)
+    return _discrete_laplace(scale.numerator, scale.denominator, source)
+
+
+def _run(source: RandomSource, c: int, n: int, known: int, eps: float, delta: float, kappa1: float,
+         kappa2: float, kappa3: float, hoeffding: str, diagnostics: bool) -> tuple[Alg2Result, int]:
+    """Algorithm 2 on validated input; returns the result and the private noise Y (never stored in it)."""
+    noise = estimate_noise(source, eps)
+    t = hoeffding_t(kappa2=kappa2, m=known)
+    exceeds = not math.isinf(t) and abs(noise) > Fraction(n) * Fraction(t)   # depends on the noise only
+    result = calibrate_from_estimate(n=n, known=known, eps=eps, delta=delta, kappa1=kappa1, kappa2=kappa2,
+                                     kappa3=kappa3, count_estimate=c + noise, laplace_exceeds_t=exceeds,
+                                     hoeffding=hoeffding, diagnostics=diagnostics,
+                                     insecure_for_testing=not source.secure)
+    return result, noise
+
+
 def alg2(*, data=None, count=None, n=None, known, eps, delta, kappa1=0.0, kappa2=None, kappa3=None,
-         hoeffding: str = "additive", diagnostics: bool = False, rng=None) -> Alg2Result:
+         hoeffding: str = "additive", diagnostics: bool = False, rng=None, audit: bool = False):
     """Private end-to-end noise calibration for a count when the attacker's bias is unknown.
 
     Parameters (keyword-only)
@@ -305,7 +392,8 @@ def alg2(*, data=None, count=None, n=None, known, eps, delta, kappa1=0.0, kappa2
         Rows the attacker knows (public), ``0 <= known <= n - 1``; also the
         Hoeffding sample size (Def. 4.20: the conservative choice).
     eps, delta :
-        Total budget.  eps/2 estimates the bias, eps/2 goes to the Gaussian noise.
+        Total budget, ``eps >= 1e-300``, ``0 < delta < 1``.  eps/2 estimates the count,
+        eps/2 goes to the Gaussian noise.
     kappa1, kappa2, kappa3 :
         Split of delta (``kappa1 + kappa2 + kappa3 = delta``): kappa1 background-knowledge
         exclusion (default 0, it cannot change sigma), kappa2 failure of the bias
@@ -316,7 +404,12 @@ def alg2(*, data=None, count=None, n=None, known, eps, delta, kappa1=0.0, kappa2
     diagnostics : bool
         Also compute the thesis's background-knowledge class statistics (O(known)).
     rng : None | int | numpy.random.Generator
-        None draws the Laplace noise from a cryptographically secure source.
+        None (default) draws the noise from a cryptographically secure source.  A seed
+        makes the result reproducible and therefore NOT private: it warns
+        (:class:`ppk.InsecureRandomnessWarning`) and the ledger says ``insecure_for_testing``.
+    audit : bool
+        Also return the secret noise, as ``(result, PrivateDraws)``.  The result itself never
+        holds it.
 
     Returns
     -------
@@ -324,21 +417,8 @@ def alg2(*, data=None, count=None, n=None, known, eps, delta, kappa1=0.0, kappa2
         ``sigma`` never exceeds the DP baseline ``sigma_dp`` and, on the "ppk"
         branch, meets kappa4 at every bias in [p_lo, p_hi] by the certified bound.
     """
-    c, n = _count_and_n(data, count, n)
-    known = integer("known", known, minimum=0)
-    if known >= n:
-        raise ValueError(f"known must be < n (the challenge row is unknown), got known={known}, n={n}")
-    eps = real("eps", eps, minimum=0.0, min_inclusive=False)
-    delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
-    kappa1, kappa2, kappa3 = _split(delta, kappa1, kappa2, kappa3)
-    if hoeffding not in ("additive", "kl"):
-        raise ValueError(f"hoeffding must be 'additive' or 'kl', got {hoeffding!r}")
+    args = _validated(data, count, n, known, eps, delta, kappa1, kappa2, kappa3, hoeffding)
     source = as_source(rng)
-    noise = source.laplace(1.0 / (n * (eps / 2)))        # sensitivity of c/n is 1/n
-    t = hoeffding_t(kappa2=kappa2, m=known)
-    result = calibrate_from_estimate(n=n, known=known, eps=eps, delta=delta, kappa1=kappa1, kappa2=kappa2,
-                                     kappa3=kappa3, bias_estimate=c / n + noise, laplace_exceeds_t=abs(noise) > t,
-                                     hoeffding=hoeffding, diagnostics=diagnostics)
-    return replace(result, _private_laplace_noise=noise)
-
-
+    warn_if_seeded(source, "alg2")
+    result, noise = _run(source, *args, hoeffding, diagnostics)
+    return (result, PrivateDraws(laplace_noise=noise)) if audit else result

@@ -3,13 +3,16 @@ explains its options with ``ppk COMMAND --help``."""
 from __future__ import annotations
 
 import argparse
-import json
 import math
+import os
 import sys
+import warnings
 
 import numpy as np
 
-from . import baselines
+from . import __version__, baselines
+from ._io import count_binary_column, strict_json
+from ._random import InsecureRandomnessWarning
 from .algorithm1 import alg1
 from .algorithm2 import alg2
 from .release import release
@@ -63,7 +66,7 @@ def _cmd_delta(args: argparse.Namespace) -> int:
     rows = [dict(eps=float(e), delta=math.exp(ld), log_delta=float(ld), delta_upper=math.exp(lu))
             for e, ld, lu in zip(eps, log_d, log_u)]
     if args.json:
-        print(json.dumps(dict(query=dict(n=q.n, known=q.known, p=q.p, sigma=q.sigma, beta=q.beta), curve=rows)))
+        print(strict_json(dict(query=dict(n=q.n, known=q.known, p=q.p, sigma=q.sigma, beta=q.beta), curve=rows)))
         return 0
     print(f"{q!r}: N = {q.n_unknown} unknown rows act as natural noise; beta = sigma/n = {q.beta:.3g}")
     _print_table(["eps", "delta", "log(delta)", "delta_upper"],
@@ -88,7 +91,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
                    zeta=r.zeta, delta_achieved=r.delta_achieved, evaluations=r.evaluations, reason=r.reason,
                    baselines={name: (None if math.isnan(s) else s) for name, s in rows[1:]},
                    gain_vs_analytic=None if r.sigma == 0 else gain(rows[1][1]))
-        print(json.dumps(out))
+        print(strict_json(out))
         return 0
     print(f"Noise for a count over n={r.n} rows, attacker knows {r.known}, unknown rows Bernoulli({r.p}),"
           f" target (eps={r.eps:g}, delta={r.delta:g})")
@@ -106,8 +109,12 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
 
 def _print_ledger(ledger: dict, value=None) -> None:
     parts = ledger["delta_parts"]
+    if ledger["insecure_for_testing"]:
+        print(_NOT_PRIVATE + "\n")
     if value is not None:
         print(f"released value: {value}   (count + rounded Gaussian noise, sigma = {ledger['sigma']:.6g} counts)\n")
+        if ledger["sigma"] == 0:
+            print(_EXACT_COUNT + "\n")
     print(f"Algorithm 2 on n={ledger['n']} rows, attacker knows {ledger['known']};"
           f" budget eps={ledger['eps']:g}, delta={ledger['delta']:g}")
     rows = [
@@ -116,7 +123,8 @@ def _print_ledger(ledger: dict, value=None) -> None:
         ["beta = sigma/n", f"{ledger['beta']:.4g}"],
         ["DP baseline sigma (eps/2, delta)", f"{ledger['sigma_dp']:.6g}"],
         ["eps for the bias estimate / noise", f"{ledger['eps_estimate']:g} / {ledger['eps_noise']:g}"],
-        ["bias estimate (eps/2-DP)", f"{ledger['bias_estimate']:.6g}"],
+        ["count estimate (eps/2-DP, discrete Laplace)", str(ledger["count_estimate"])],
+        ["bias estimate = count estimate / n", f"{ledger['bias_estimate']:.6g}"],
         ["supported bias [p_lo, p_hi]", f"[{ledger['p_lo']:.6g}, {ledger['p_hi']:.6g}]"],
         ["Hoeffding / t / tau", f"{ledger['hoeffding']} / {ledger['t']:.4g} / {ledger['tau']:.4g}"],
         ["delta = k1 + k2 + k4 + T_L", " + ".join(f"{parts[k]:.3g}" for k in ("kappa1", "kappa2", "kappa4",
@@ -139,46 +147,68 @@ def _alg2_options(parser: argparse.ArgumentParser) -> None:
                         help="Laplace truncation + Algorithm 1 budget (default: the rest)")
     parser.add_argument("--hoeffding", choices=["additive", "kl"], default="additive",
                         help="bias interval: closed-form additive Hoeffding or Chernoff-KL (default %(default)s)")
-    parser.add_argument("--seed", type=int, default=None,
-                        help="reproducible randomness (default: a cryptographically secure source)")
+    parser.add_argument("--seed", type=_seed, default=None,
+                        help="reproducible randomness, for tests only: NOT private, so it needs "
+                             "--insecure-for-testing (default: the operating system's secure source)")
+    parser.add_argument("--insecure-for-testing", action="store_true",
+                        help="allow --seed; every output is then marked as not private")
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
+_NOT_PRIVATE = ("NOT A PRIVATE RELEASE: seeded randomness (--insecure-for-testing); anyone who guesses the seed "
+                "can remove the noise.")
+
+
+_EXACT_COUNT = ("NOTICE: no noise was added -- the released value IS the exact count.  The unknown rows alone "
+                "(natural noise) meet (eps, delta) against an attacker who knows the stated number of rows; an "
+                "attacker who knows more rows is not covered.")
+
+
+def _seed(text: str) -> int:
+    """A seed: a non-negative integer."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return value
+
+
+def _release_rng(args: argparse.Namespace):
+    """The rng argument of a release command: refuses --seed without --insecure-for-testing."""
+    if args.seed is not None and not args.insecure_for_testing:
+        raise ValueError(f"--seed {args.seed} makes the output reproducible and therefore NOT private; "
+                         "add --insecure-for-testing to use it for tests")
+    return args.seed
+
+
+def _seeded_call(fn, **kwargs):
+    """Run a release with the Python warning silenced: the CLI marks seeded output itself."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", InsecureRandomnessWarning)
+        return fn(**kwargs)
+
+
 def _cmd_alg2(args: argparse.Namespace) -> int:
-    r = alg2(count=args.count, n=args.n, known=args.known, eps=args.eps, delta=args.delta, kappa1=args.kappa1,
-             kappa2=args.kappa2, kappa3=args.kappa3, hoeffding=args.hoeffding, rng=args.seed)
+    rng = _release_rng(args)
+    r = _seeded_call(alg2, count=args.count, n=args.n, known=args.known, eps=args.eps, delta=args.delta,
+                     kappa1=args.kappa1, kappa2=args.kappa2, kappa3=args.kappa3, hoeffding=args.hoeffding, rng=rng)
     if args.json:
-        print(json.dumps(r.ledger()))
+        print(strict_json(r.ledger()))
     else:
         _print_ledger(r.ledger())
     return 0
 
 
-def read_binary_column(path: str, column: str) -> list[int]:
-    """The 0/1 values of one CSV column; ValueError naming the line of the first bad row."""
-    import csv
-    with open(path, newline="") as fh:
-        reader = csv.DictReader(fh)
-        if reader.fieldnames is None or column not in reader.fieldnames:
-            raise ValueError(f"{path}: no column {column!r}; columns are {reader.fieldnames}")
-        values = []
-        for row in reader:
-            cell = (row.get(column) or "").strip()
-            if cell not in ("0", "1"):
-                raise ValueError(f"{path}, line {reader.line_num}: column {column!r} must be 0 or 1, got {cell!r};"
-                                 " nothing was released")
-            values.append(int(cell))
-    if len(values) < 2:
-        raise ValueError(f"{path}: need at least 2 rows, got {len(values)}")
-    return values
-
-
 def _cmd_release(args: argparse.Namespace) -> int:
-    data = read_binary_column(args.csv, args.column)
-    out = release(data=data, known=args.known, eps=args.eps, delta=args.delta, kappa1=args.kappa1,
-                  kappa2=args.kappa2, kappa3=args.kappa3, hoeffding=args.hoeffding, rng=args.seed)
+    rng = _release_rng(args)
+    count, n = count_binary_column(args.csv, args.column)
+    out = _seeded_call(release, count=count, n=n, known=args.known, eps=args.eps, delta=args.delta,
+                       kappa1=args.kappa1, kappa2=args.kappa2, kappa3=args.kappa3, hoeffding=args.hoeffding,
+                       rng=rng)
     if args.json:
-        print(json.dumps(out.public()))
+        print(strict_json(out.public()))
     else:
         _print_ledger(out.calibration.ledger(), value=out.value)
     return 0
@@ -200,7 +230,7 @@ def _cmd_pk_threshold(args: argparse.Namespace) -> int:
                           fill=args.fill)
     passive, active = pk.ppk_delta(m, eps=args.eps), pk.apk_delta(m, eps=args.eps)
     if args.json:
-        print(json.dumps(dict(ppk=dict(delta=passive.delta, log_delta=passive.log_delta),
+        print(strict_json(dict(ppk=dict(delta=passive.delta, log_delta=passive.log_delta),
                               apk=dict(delta=active.delta, log_delta=active.log_delta,
                                        worst_known=active.worst_known))))
         return 0
@@ -232,7 +262,7 @@ def _cmd_sp_tables(args: argparse.Namespace) -> int:
               str(r["dp_queries_exact_gaussian"])] for r in rows])
         print()
     if args.json:
-        print(json.dumps(out))
+        print(strict_json(out))
     else:
         print("The Thm 5.1 bound splits over the target's secret block; for counts of one predicate the answers "
               "are as informative as their total, so the exact delta is that of one count on all rows. #DP "
@@ -249,7 +279,7 @@ def _cmd_risk_gdpr(args: argparse.Namespace) -> int:
     result = dict(eps0=eps0, eps=best.eps, gamma=best.gamma, budget_dp=best.budget_dp, budget=best.budget,
                   saving=best.saving, confidence_exact=risk.confidence_exact(eps=best.eps, eps0=eps0))
     if args.json:
-        print(json.dumps(result))
+        print(strict_json(result))
         return 0
     print(f"GDPR scenario (Dandekar et al. Sec. 5.3): count query, {args.stakeholders} stakeholders, "
           f"E = ${args.E:,.2f} each, c = {args.c:g}; mean absolute error <= {args.max_mae:g}")
@@ -284,6 +314,7 @@ def build_parser() -> argparse.ArgumentParser:
         prog="ppk",
         description="Differential privacy under partial background knowledge: the attacker knows only "
                     "some rows; the rows they do not know act as natural noise.")
+    parser.add_argument("--version", action="version", version=f"ppk {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     d = sub.add_parser("delta", help="the privacy curve delta(eps) of a noisy count",
                        description="Exact delta(eps) of count + N(0, sigma^2) when the attacker knows --known of "
@@ -389,6 +420,11 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     try:
         return args.func(args)
+    except BrokenPipeError:
+        # the reader went away (e.g. `ppk sp tables | head -1`): end quietly, as the Python docs advise
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
     except (ValueError, TypeError, OSError) as exc:
         print(f"ppk {args.command}: error: {exc}", file=sys.stderr)
         return 2

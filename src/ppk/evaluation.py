@@ -15,12 +15,14 @@ import math
 import os
 import sys
 import time
+import warnings
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from itertools import product
 
 import numpy as np
 
+from ._random import InsecureRandomnessWarning
 from .algorithm1 import alg1
 from .algorithm2 import alg2
 from .baselines import analytic_gaussian_sigma, classic_gaussian_sigma, optimal_gaussian_sigma
@@ -73,7 +75,9 @@ def evaluate_point(point: GridPoint) -> dict:
     for s in range(point.seeds):
         rng = np.random.default_rng([point.seed, point.index, s])
         count = int(rng.binomial(n, point.p))     # a data set drawn with bias p
-        alg2_sigmas.append(alg2(count=count, n=n, known=known, eps=point.eps, delta=point.delta, rng=rng).sigma)
+        with warnings.catch_warnings():   # a simulation on synthetic data: seeded on purpose
+            warnings.simplefilter("ignore", InsecureRandomnessWarning)
+            alg2_sigmas.append(alg2(count=count, n=n, known=known, eps=point.eps, delta=point.delta, rng=rng).sigma)
     sigma_bw = analytic_gaussian_sigma(eps=point.eps, delta=point.delta)
     return dict(
         n=n, known_fraction=point.known_fraction, p=point.p, eps=point.eps, delta=point.delta,

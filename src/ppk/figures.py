@@ -159,7 +159,8 @@ def fig_laplace_truncation(out_dir, kappa2=1e-6):
     ax.set_title(f"Laplace truncation, kappa2 = {kappa2:g} (thesis Fig 5.3)")
     ax.legend(fontsize=8)
     return _save(fig, out_dir, "fig5_3_laplace_truncation.png"), \
-        "T_L = exp(-(eps/2)(n t - 1)) against eps: where it exceeds kappa3 Algorithm 2 falls back to DP."
+        "T_L, the probability that the count estimate's discrete Laplace noise exceeds n t - 1 (about " \
+        "exp(-(eps/2)(n t - 1))), against eps: where it exceeds kappa3 Algorithm 2 falls back to DP."
 
 
 def fig_fraction_excluded(out_dir):
@@ -167,7 +168,7 @@ def fig_fraction_excluded(out_dir):
     kappas = np.logspace(-16, -2, 30)
     fig, ax = plt.subplots(figsize=(6, 4))
     for n in (10**4, 10**5, 10**6):
-        frac = [a2._diagnostics(n, n // 2, 0.5, k).fraction_excluded for k in kappas]
+        frac = [a2._diagnostics(n, n // 2, n // 2, k).fraction_excluded for k in kappas]
         ax.semilogx(kappas, frac, label=f"n = {n:g}, |D'| = n/2")
     ax.set_xlabel("kappa1 (probability mass of excluded classes)")
     ax.set_ylabel("fraction of background classes excluded")

@@ -1,22 +1,21 @@
 """The noisy release itself: calibrate with Algorithm 2, then add the noise.
 
-Why the output does not leak the count through floating point: the noise is
-sampled on its own as an *integer* K = round(sigma Z) and added to the integer
-count in integer arithmetic, so the released value is ``count + K`` with K
-independent of the count (Mironov's attack on floating-point Laplace noise
-needs the float grid of ``count + noise`` to depend on the count; here there
-is no float in the output).  Rounding is post-processing of the Gaussian
-mechanism, so the calibrated (eps, delta) holds for the rounded release (spec
-§1.5: delta_round <= delta_continuous).  Z is drawn by inverting the normal
-tail at a uniform with extra resolution near 0, exact in law down to 1e-300,
-from a cryptographically secure source unless a seed/Generator is given.
+Why the output cannot leak the count through floating point (docs/release-security.md):
+every published number that depends on the data comes from an exact integer mechanism.
+The count estimate that Algorithm 2 publishes is ``count + Y`` with ``Y`` discrete
+Laplace, and the released value is ``count + K`` with ``K = round(sigma Z)`` drawn
+*exactly* (:func:`ppk.samplers.rounded_gaussian`: no float is involved, so its low bits
+are right for every sigma).  Rounding is post-processing of the Gaussian mechanism, so
+the calibrated (eps, delta) holds for the rounded release.  Randomness comes from the
+operating system's CSPRNG unless a seed is given -- which warns and marks the result.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ._random import as_source
-from .algorithm2 import Alg2Result, _count_and_n, alg2
+from ._random import as_source, warn_if_seeded
+from .algorithm2 import Alg2Result, PrivateDraws, _run, _validated
+from .samplers import rounded_gaussian
 
 __all__ = ["release", "Release"]
 
@@ -26,20 +25,35 @@ class Release:
     value: int                  #: the noisy count to publish
     calibration: Alg2Result     #: how the noise was chosen; publish ``calibration.ledger()``, never the rest
 
+    @property
+    def insecure_for_testing(self) -> bool:
+        """True when seeded randomness was used: reproducible, hence NOT a private release."""
+        return self.calibration.insecure_for_testing
+
     def public(self) -> dict:
-        """What may be published: the value and the ledger."""
-        return dict(value=self.value, ledger=self.calibration.ledger())
+        """What may be published: the value, the noise law, the ledger, and a notice when no noise was added."""
+        out = dict(value=self.value, noise="rounded_gaussian", ledger=self.calibration.ledger())
+        if self.insecure_for_testing:
+            out["warning"] = "NOT PRIVATE: seeded randomness (for tests only); the noise can be reproduced"
+        if self.calibration.sigma == 0:
+            out["notice"] = ("no noise was added: the value is the exact count, private only against an attacker "
+                             f"who knows at most {self.calibration.known} rows (natural noise alone suffices)")
+        return out
 
 
 def release(*, data=None, count=None, n=None, known, eps, delta, kappa1=0.0, kappa2=None, kappa3=None,
-            hoeffding: str = "additive", rng=None) -> Release:
-    """Release ``count + round(N(0, sigma^2))`` with sigma from :func:`ppk.alg2` (same arguments).
+            hoeffding: str = "additive", rng=None, audit: bool = False):
+    """Release ``count + round(sigma Z)`` with sigma from :func:`ppk.alg2` (same arguments).
 
-    ``rng=None`` (default) uses a cryptographically secure source for both the
-    Laplace estimate and the Gaussian noise; a seed or Generator makes it reproducible.
+    ``rng=None`` (default) uses a cryptographically secure source for both the count
+    estimate and the Gaussian noise; a seed or Generator makes it reproducible, warns
+    (:class:`ppk.InsecureRandomnessWarning`) and marks the result as not private.
+    ``audit=True`` returns ``(Release, PrivateDraws)``; the Release never holds the noise.
     """
-    c, n_rows = _count_and_n(data, count, n)
+    args = _validated(data, count, n, known, eps, delta, kappa1, kappa2, kappa3, hoeffding)
     source = as_source(rng)
-    cal = alg2(count=c, n=n_rows, known=known, eps=eps, delta=delta, kappa1=kappa1, kappa2=kappa2,
-               kappa3=kappa3, hoeffding=hoeffding, rng=source)
-    return Release(value=c + source.rounded_gaussian(cal.sigma), calibration=cal)
+    warn_if_seeded(source, "release")
+    cal, laplace_noise = _run(source, *args, hoeffding, False)
+    gaussian_noise = rounded_gaussian(cal.sigma, rng=source)
+    out = Release(value=args[0] + gaussian_noise, calibration=cal)
+    return (out, PrivateDraws(laplace_noise=laplace_noise, gaussian_noise=gaussian_noise)) if audit else out

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special, stats
 
-from ._random import as_source
+from ._random import as_source, warn_if_seeded
 from ._validate import integer, real
+from .samplers import rounded_gaussian
 from .counting import CountingQuery
 from .hypergeom import hypergeom_pmf
 
@@ -52,19 +53,10 @@ def random_partition(n, sizes, rng=None) -> list[np.ndarray]:
     src = as_source(rng)
     perm = np.arange(n)
     for i in range(n - 1, 0, -1):   # Fisher-Yates with the source's unbiased integers
-        j = _below(src, i + 1)
+        j = src.below(i + 1)
         perm[i], perm[j] = perm[j], perm[i]
     cuts = np.cumsum([0] + sizes)
     return [perm[cuts[k]:cuts[k + 1]].copy() for k in range(len(sizes))]
-
-
-def _below(src, m: int) -> int:
-    """Uniform integer in [0, m) by rejection (no modulo bias)."""
-    bits = max(1, (m - 1).bit_length())
-    while True:
-        x = src.bits(bits)
-        if x < m:
-            return x
 
 
 @dataclass(frozen=True)
@@ -79,8 +71,9 @@ class PartitionMechanism:
         if arr.ndim != 1 or not np.all((arr == 0) | (arr == 1)):
             raise ValueError("data must be a 1-d array of 0/1 values")
         src = as_source(rng)
+        warn_if_seeded(src, "PartitionMechanism.release")
         blocks = random_partition(arr.size, list(self.sizes), src)
-        return [int(arr[b].sum()) + src.rounded_gaussian(self.sigma) for b in blocks]
+        return [int(arr[b].sum()) + rounded_gaussian(self.sigma, rng=src) for b in blocks]
 
 
 def count_delta(*, N, p, eps) -> float:
