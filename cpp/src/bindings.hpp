@@ -4,6 +4,21 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "ppk/cancel.hpp"
+#include "ppk/logspace.hpp"
+#include "ppk/parallel.hpp"
+
 namespace py = pybind11;
 
 void register_counting(py::module_& m);
@@ -17,4 +32,68 @@ py::array_t<double> to_numpy(Vec&& v) {
   auto* heap = new Vec(std::forward<Vec>(v));
   py::capsule owner(heap, [](void* p) { delete static_cast<Vec*>(p); });
   return py::array_t<double>(static_cast<py::ssize_t>(heap->size()), heap->data(), owner);
+}
+
+// fn(i) for every i in [0, n) on worker threads (both cores), the GIL released.  The calling
+// thread polls for signals every 50 ms: on Ctrl-C it raises the kernels' cancel flag
+// (ppk/cancel.hpp), joins the workers and raises KeyboardInterrupt in Python.  Results never
+// depend on the number of threads (each index is independent).
+template <class Fn>
+void run_interruptible(std::int64_t n, const Fn& fn) {
+  if (n <= 0) return;
+  std::atomic<bool> cancel{false};
+  std::atomic<std::int64_t> next{0};
+  const unsigned threads = ppk::worker_count(n, 1);
+  std::mutex mu;
+  std::condition_variable cv;
+  unsigned running = threads;
+  std::exception_ptr error;
+  auto worker = [&] {
+    ppk::CancelScope scope(&cancel);
+    try {
+      for (std::int64_t i = next.fetch_add(1); i < n && !cancel.load(); i = next.fetch_add(1)) fn(i);
+    } catch (...) {
+      std::lock_guard<std::mutex> guard(mu);
+      if (!error) error = std::current_exception();
+      cancel = true;
+    }
+    std::lock_guard<std::mutex> guard(mu);
+    --running;
+    cv.notify_all();
+  };
+  bool interrupted = false;
+  {
+    py::gil_scoped_release release;
+    std::vector<std::thread> pool;
+    pool.reserve(threads);
+    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
+    std::unique_lock<std::mutex> lock(mu);
+    while (running > 0) {
+      if (cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return running == 0; })) break;
+      lock.unlock();
+      {
+        py::gil_scoped_acquire gil;
+        if (!interrupted && PyErr_CheckSignals() != 0) {
+          interrupted = true;
+          cancel = true;
+        }
+      }
+      lock.lock();
+    }
+    lock.unlock();
+    for (auto& th : pool) th.join();
+  }
+  if (interrupted) throw py::error_already_set();   // the KeyboardInterrupt PyErr_CheckSignals set
+  if (error) std::rethrow_exception(error);
+}
+
+// A long-double log-probability as a double: finite (a log below the double range becomes
+// -DBL_MAX, which is larger, i.e. pessimistic) and, for upper bounds, rounded up.
+inline double log_to_double(ppk::real x, bool round_up) {
+  constexpr double lowest = std::numeric_limits<double>::lowest();
+  if (x == -ppk::kInf) return -std::numeric_limits<double>::infinity();
+  if (x < static_cast<ppk::real>(lowest)) return lowest;
+  double d = static_cast<double>(x);
+  if (round_up && static_cast<ppk::real>(d) < x) d = std::nextafter(d, std::numeric_limits<double>::infinity());
+  return d;
 }

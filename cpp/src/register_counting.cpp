@@ -4,7 +4,6 @@
 
 #include "bindings.hpp"
 #include "ppk/counting.hpp"
-#include "ppk/parallel.hpp"
 
 namespace {
 
@@ -14,7 +13,7 @@ struct Curve {
   std::vector<double> log_delta, log_upper, method;
 };
 
-// Evaluate f(eps_i) for every eps in parallel (independent per index).
+// Evaluate f(eps_i) for every eps in parallel (independent per index), interruptible.
 template <class F>
 py::tuple evaluate_curve(const DoubleArray& eps, const F& f) {
   const auto n = static_cast<std::int64_t>(eps.size());
@@ -25,17 +24,12 @@ py::tuple evaluate_curve(const DoubleArray& eps, const F& f) {
   c.log_delta.resize(n);
   c.log_upper.resize(n);
   c.method.resize(n);
-  {
-    py::gil_scoped_release release;
-    ppk::parallel_for_blocks(n, ppk::worker_count(n, 1), [&](std::int64_t b, std::int64_t end) {
-      for (std::int64_t i = b; i < end; ++i) {
-        const ppk::DeltaBounds r = f(static_cast<ppk::real>(e[i]));
-        c.log_delta[i] = static_cast<double>(r.log_delta);
-        c.log_upper[i] = static_cast<double>(r.log_upper);
-        c.method[i] = r.method;
-      }
-    });
-  }
+  run_interruptible(n, [&](std::int64_t i) {
+    const ppk::DeltaBounds r = f(static_cast<ppk::real>(e[i]));
+    c.log_delta[i] = log_to_double(r.log_delta, false);
+    c.log_upper[i] = log_to_double(std::max(r.log_upper, r.log_delta), true);
+    c.method[i] = r.method;
+  });
   return py::make_tuple(to_numpy(std::move(c.log_delta)), to_numpy(std::move(c.log_upper)),
                         to_numpy(std::move(c.method)));
 }
@@ -63,7 +57,7 @@ void register_counting(py::module_& m) {
            },
            py::arg("sigma"), py::arg("eps"),
            "Returns (log_delta, log_delta_upper, method) arrays over eps. method: 0 gaussian, "
-           "1 noiseless, 2 flat (F4), 3 threshold (F2).")
+           "1 noiseless, 2 flat region, 3 threshold.")
       .def("tail_logs",
            [](const ppk::NoisyCount& self, double sigma, const DoubleArray& eps, bool mirrored) {
              if (!(sigma > 0) || std::isinf(sigma)) throw std::invalid_argument("sigma must be finite and > 0");
@@ -73,16 +67,11 @@ void register_counting(py::module_& m) {
              for (std::int64_t i = 0; i < n; ++i)
                if (!(e[i] >= 0) || std::isinf(e[i])) throw std::invalid_argument("eps must be finite and >= 0");
              std::vector<double> la(n), lb(n);
-             {
-               py::gil_scoped_release release;
-               ppk::parallel_for_blocks(n, ppk::worker_count(n, 1), [&](std::int64_t b, std::int64_t end) {
-                 for (std::int64_t i = b; i < end; ++i) {
-                   const auto r = self.tail_logs(sigma, e[i], mirrored);
-                   la[i] = static_cast<double>(r.first);
-                   lb[i] = static_cast<double>(r.second);
-                 }
-               });
-             }
+             run_interruptible(n, [&](std::int64_t i) {
+               const auto r = self.tail_logs(sigma, e[i], mirrored);
+               la[i] = static_cast<double>(r.first);
+               lb[i] = static_cast<double>(r.second);
+             });
              return py::make_tuple(to_numpy(std::move(la)), to_numpy(std::move(lb)));
            },
            py::arg("sigma"), py::arg("eps"), py::arg("mirrored") = false,

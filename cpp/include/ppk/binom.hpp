@@ -140,12 +140,15 @@ class LogPmfMemo {
 
  private:
   static constexpr std::int64_t kBlock = 4096;
+  static constexpr std::int64_t kMaxSize = std::int64_t(1) << 20;
   bool covers(std::int64_t k) const { return k >= lo_ && k < lo_ + size(); }
   std::int64_t size() const { return static_cast<std::int64_t>(buf_.size()); }
   void place(std::int64_t k) {
     const real nan = std::numeric_limits<real>::quiet_NaN();
     const std::int64_t grow = std::max(kBlock, size());
-    if (!buf_.empty() && k >= lo_ - grow && k < lo_ + size() + grow) {
+    // grow by doubling while near, but never past kMaxSize entries (16 MiB): a walk that keeps
+    // moving outward then re-centres instead of holding everything it has seen
+    if (!buf_.empty() && k >= lo_ - grow && k < lo_ + size() + grow && size() + 2 * grow <= kMaxSize) {
       const std::int64_t new_lo = std::min(lo_, k - grow / 2);
       const std::int64_t new_hi = std::max(lo_ + size(), k + grow / 2);
       std::vector<real> nb(static_cast<std::size_t>(new_hi - new_lo), nan);

@@ -1,28 +1,26 @@
 // ppk/counting.hpp -- exact privacy curve of a noisy count with natural noise.
 //
-// Model (spec ppk-dp.md §1): P_a = law of a + X + Z, X ~ Bin(N, p) (the unknown
-// non-challenge rows), Z ~ N(0, beta^2) (added noise, count units), a in {0,1}
+// Model (docs/method.md): P_a = law of a + X + Z, X ~ Bin(N, p) (the unknown
+// non-challenge rows), Z ~ N(0, sigma^2) (added noise, sigma in counts), a in {0,1}
 // the challenge row.  delta(eps) = max(H(P_1||P_0), H(P_0||P_1)), H the
 // hockey-stick divergence H_{e^eps}.  X -> N - X mirrors the pair, so the second
 // order is the first with p and q = 1 - p swapped.
 //
-// Method (spec F1-F4, §5.2-5.3), everything in long double and log space:
-//  * beta = 0 (F3): H = sum_{j >= j0} (w_{j-1} - e^eps w_j), a sum of positive
+// Method, everything in long double and log space:
+//  * sigma = 0: H = sum_{j >= j0} (w_{j-1} - e^eps w_j), a sum of positive
 //    terms written with the closed-form ratio r_j = w_{j-1}/w_j (no cancellation).
-//  * 0 < beta <= 1/2 and the F4 bound eta <= 1e-20 H(0): H(beta) = H(0) to that
-//    relative accuracy, and H(0) >= H(beta) exactly (post-processing).
-//  * otherwise (F2): the privacy loss L(o) = log P_1(o)/P_0(o) is increasing in
-//    o; find o* with L(o*) = eps by safeguarded Newton (L' = (1 + E_1[k|o] -
-//    E_0[k|o]) / beta^2), then H = A - e^eps B with A = P(O_1 > o*),
-//    B = P(O_0 > o*) as log-concave sums of log w_k + log sf((o* - a - k)/beta).
-// Certified upper bound (used by calibration): a bracket [lo, hi] around o*
-// whose signs of L - eps are certified beyond the rounding bound of L, then
-//   H <= H(t) + (hi - lo) max_{[lo,hi]} P_0 * e^eps * expm1(Delta_L)
-//        + rho (A + e^eps B) + (omitted mass of A),
-// the second-order term from H'(s) = P_0(s)(e^eps - e^{L(s)}); rho bounds the
-// relative rounding error of the long-double sums (see rounding_bound).  Any
-// threshold gives a lower bound, so the reported delta is never above the
-// truth by more than rounding, and the upper bound never below it.
+//  * 0 < sigma <= 1/2 and the flat-region bound eta <= 1e-20 H(0): H(sigma) = H(0) to
+//    that relative accuracy, and H(0) >= H(sigma) exactly (post-processing).
+//  * otherwise: the privacy loss L(o) = log P_1(o)/P_0(o) is increasing in o (the
+//    Gaussian kernel is totally positive of order 2 and w_{k-1}/w_k increases in k),
+//    so H = A - e^eps B with A = P(O_1 > o*), B = P(O_0 > o*) at the root L(o*) = eps,
+//    found by Newton inside an explicit bracket (NoisyCountDirection); both tails are
+//    log-concave sums of log w_k + log sf(x_k).
+// Certified upper bound (used by calibration): a bracket around o* whose signs of
+// L - eps are certified beyond the rounding bound of L, then the smaller of a second-
+// order and a first-order bound on H(o*) - H(t), plus bounds for rounding and for the
+// omitted mass.  Any threshold gives a lower bound, so the reported delta is never
+// above the truth by more than rounding, and the upper bound never below it.
 #pragma once
 
 #include <algorithm>
@@ -30,6 +28,7 @@
 #include <utility>
 
 #include "ppk/binom.hpp"
+#include "ppk/cancel.hpp"
 #include "ppk/logconcave_sum.hpp"
 #include "ppk/normal.hpp"
 
@@ -57,18 +56,18 @@ inline DeltaBounds max_bounds(const DeltaBounds& a, const DeltaBounds& b) {
   return r;
 }
 
-// Balle-Wang: delta of the Gaussian mechanism with std beta, sensitivity `sens`:
+// Balle-Wang: delta of the Gaussian mechanism with std sigma, sensitivity `sens`:
 //   delta = Phi(-ya) - e^eps Phi(-yb),  ya = eps b/s - s/(2b),  yb = eps b/s + s/(2b).
 // In the tails (ya >= 1) the two terms agree to many digits; with the Mills
 // ratio R, e^eps Phi(-yb) / Phi(-ya) = R(yb) / R(ya) exactly (the Gaussian
 // exponents differ by (yb^2 - ya^2)/2 = eps), so the ratio is formed from two
 // logs of size ~log y instead of two logs of size y^2/2.
-inline DeltaBounds gaussian_delta(real beta, real eps, real sens = 1) {
+inline DeltaBounds gaussian_delta(real sigma, real eps, real sens = 1) {
   DeltaBounds r;
   r.method = 0;
-  if (beta == 0) { r.log_delta = r.log_upper = 0; return r; }
-  const real ya = eps * beta / sens - sens / (2 * beta);
-  const real yb = eps * beta / sens + sens / (2 * beta);
+  if (sigma == 0) { r.log_delta = r.log_upper = 0; return r; }
+  const real ya = eps * sigma / sens - sens / (2 * sigma);
+  const real yb = eps * sigma / sens + sens / (2 * sigma);
   if (ya >= 1) {
     const real la = log_sf(ya);
     const real log_ratio = log_mills(yb) - log_mills(ya);   // log(e^eps Phi(-yb) / Phi(-ya)) < 0
@@ -87,39 +86,65 @@ inline DeltaBounds gaussian_delta(real beta, real eps, real sens = 1) {
 }
 
 // H_{e^eps}(P_1 || P_0) for X ~ Bin(N, p), 0 < p < 1, N >= 1.
+//
+// Coordinates.  With j = k - k0 (k0 the binomial mode) and the threshold o = k0 + v sigma^2,
+// the Gaussian factor of term k is exp(-(v sigma^2 - j)^2 / (2 sigma^2))
+//   = exp(-v^2 sigma^2 / 2) * exp(v j - j^2 / (2 sigma^2)):
+// the first factor is common to all k and cancels from every ratio, so
+//   L(v) = log P_1/P_0 = v - 1/(2 sigma^2) + log E_v[exp(-j / sigma^2)],
+// E_v the posterior of j under P_0 at o (weights w_k exp(v j - j^2/(2 sigma^2))).  No term is
+// a difference of two squares of size (v sigma)^2, so L is accurate for every sigma and eps
+// (docs/method.md, "Coordinates of the threshold").  Since j lies in [-k0, N - k0], the
+// expectation lies in [exp(-(N-k0)/sigma^2), exp(k0/sigma^2)], which brackets the root
+// v* explicitly: v* - eps - 1/(2 sigma^2) in [-k0/sigma^2, (N - k0)/sigma^2].
+// The two tails at one threshold, and what their rounding depends on: the mantissas are sums of
+// terms whose logs have size |rel_scale| (relative to the common factor C); log C itself carries a
+// rounding error of a few ulps of |log C|, added to every log as an absolute error.
+struct TailPair {
+  LogConcaveSum A, B;   // A = P(O_1 > o), B = P(O_0 > o), on one scale (C included)
+  real rel_scale = 0;   // A's peak log-term relative to C
+  real rel_scale_b = 0; // B's scale relative to C (= rel_scale unless B is far below A)
+  real log_c = 0;       // log C = -x_ref^2 / 2 at A's peak term
+  real rho() const { return kRho + rounding_bound(rel_scale); }       // relative error of a mantissa
+  real log_c_err() const { return 4e-19L * std::fabs(log_c); }         // absolute error of log C
+};
+
 class NoisyCountDirection {
  public:
   NoisyCountDirection(std::int64_t N, real p, real q) : w_(N, p, q) {}
 
   const BinomialLogPmf& pmf() const { return w_; }
 
-  DeltaBounds evaluate(real beta, real eps) const {
-    if (beta == 0) return noiseless(eps);
-    if (beta <= 0.5L) {
+  DeltaBounds evaluate(real sigma, real eps) const {
+    if (sigma == 0) return noiseless(eps);
+    if (sigma <= 0.5L) {
       const DeltaBounds h0 = noiseless(eps);
-      if (log_flat_gap(beta, eps) <= h0.log_delta - 46) {
+      if (log_flat_gap(sigma, eps) <= h0.log_delta - 46) {
         DeltaBounds r = h0;
         r.method = 2;
         return r;
       }
     }
-    return threshold(beta, eps);
+    return threshold(sigma, eps);
   }
 
-  // F3: beta = 0.
+  // sigma = 0: H = sum_{j >= j0} (w_{j-1} - e^eps w_j), a sum of positive terms written with the
+  // closed-form ratio r_j = w_{j-1}/w_j = j q / ((N - j + 1) p) (no cancellation).  Everything is
+  // formed from q / (p e^eps) = exp(log q - log p - eps), so no eps overflows; as eps -> inf only
+  // j = N + 1 remains and H -> w_N = p^N, the mass of the distinguishing event.
   DeltaBounds noiseless(real eps) const {
     const std::int64_t N = w_.N();
-    const real p = w_.p(), q = w_.q();
-    const real pe = p * std::exp(eps);
-    const real c = q + pe;
-    const real x = pe * static_cast<real>(N + 1) / c;
+    const real odds_inv = std::exp(log_of_pair(w_.q(), w_.p()) - log_of_pair(w_.p(), w_.q()) - eps);  // q/(p e^eps)
+    const real cr = 1 + odds_inv;                                           // (q + p e^eps) / (p e^eps)
+    const real x = static_cast<real>(N + 1) / cr;                           // r_j > e^eps  <=>  j > x
     const std::int64_t j0 = std::min<std::int64_t>(static_cast<std::int64_t>(std::floor(x)) + 1, N + 1);
     LogAccumulator acc;
     real log_tail = -kInf;
     for (std::int64_t j = j0; j <= N + 1; ++j) {
+      poll_cancel();
       if (j == N + 1) { acc.add(w_(N)); break; }
       // log(w_{j-1} - e^eps w_j) = log w_{j-1} + log(1 - e^{-d}), d = log r_j - eps > 0
-      const real d = std::log1p(c * (static_cast<real>(j) - x) / (static_cast<real>(N - j + 1) * pe));
+      const real d = std::log1p(cr * (static_cast<real>(j) - x) / static_cast<real>(N - j + 1));
       acc.add(w_(j - 1) + log1mexp(-d));
       // The rest is at most P(X >= j) <= w_j / (1 - w_{j+1}/w_j) once the ratio is < 1.
       if (j < N) {
@@ -137,213 +162,174 @@ class NoisyCountDirection {
     return r;
   }
 
-  // log of the F4 bound on H(0) - H(beta): (1 + e^eps) max_k w_k sum_{m>=0} sf((m + 1/2)/beta).
-  real log_flat_gap(real beta, real eps) const {
+  // log of the flat-region bound on H(0) - H(sigma): (1 + e^eps) max_k w_k sum_{m>=0} sf((m + 1/2)/sigma)
+  // (docs/method.md, "Small sigma").
+  real log_flat_gap(real sigma, real eps) const {
     LogAccumulator s;
     for (int m = 0; m < 64; ++m) {
-      const real t = log_sf((m + 0.5L) / beta);
+      const real t = log_sf((m + 0.5L) / sigma);
       s.add(t);
       if (t < s.max - 80) break;
     }
     return log_add_exp(0, eps) + w_.max_log() + s.log_value();
   }
 
-  // F2 with certified bracket.
-  // log P(O_1 > o*), log P(O_0 > o*) at the threshold o* where L(o*) = eps (beta > 0):
+  // log P(O_1 > o*), log P(O_0 > o*) at the threshold o* where L(o*) = eps (sigma > 0):
   // the P- and Q-tails beyond one privacy-loss level, as a PLD needs them.
-  std::pair<real, real> tail_logs(real beta, real eps) const {
+  std::pair<real, real> tail_logs(real sigma, real eps) const {
     LogPmfMemo lw(w_);
-    const Root root = solve_loss(beta, eps, lw);
-    LogConcaveSum A, B;
-    tail_pair(lw, root.u, beta, A, B);
-    return {A.log_sum(), B.log_sum()};
+    const Root root = solve_loss(sigma, eps, lw);
+    const TailPair t = tail_pair(lw, root.v, sigma);
+    return {t.A.log_sum(), t.B.log_sum()};
   }
 
-  DeltaBounds threshold(real beta, real eps) const {
+  // The threshold formula H = A - e^eps B at the root, with a certified upper bound:
+  // a bracket [v - h, v + h] whose signs of L - eps are certified beyond the rounding bound of L, then
+  //   H <= H(v) + (width in o) max_{bracket} p_0 e^eps expm1(Delta_L)              (second order)
+  //   H <= A(v - h) - e^eps B(v + h)                 (A, B decrease in the threshold: first order)
+  // whichever is smaller, plus rho (A + e^eps B) for rounding and the omitted mass of A.
+  DeltaBounds threshold(real sigma, real eps) const {
     LogPmfMemo lw(w_);
-    const Root root = solve_loss(beta, eps, lw);
-    const real u = root.u;
-    // Certified bracket u +- h: L(u - h) < eps - err and L(u + h) > eps + err.
+    const Root root = solve_loss(sigma, eps, lw);
+    const real v = root.v;
     real h = 2 * root.step_est + (root.slope > 0 ? 2 * root.err / root.slope : 0);
     if (!(h < kInf)) h = 1;
-    h = std::max({h, 1e-18L * std::max<real>(1, std::fabs(u)), 1e-30L});
+    h = std::max({h, 1e-18L * std::max<real>(1, std::fabs(v)), 1e-30L});
     LossEval el{}, eh{};
     bool certified = false;
     for (int it = 0; it < 80 && !certified; ++it, h *= 4) {
-      el = loss(u - h, beta, lw);
-      eh = loss(u + h, beta, lw);
+      el = loss(v - h, sigma, lw);
+      eh = loss(v + h, sigma, lw);
       certified = el.L < eps - el.err && eh.L > eps + eh.err;
       if (certified) break;
     }
-    // A = P(O_1 > t), B = P(O_0 > t) on one scale (B's terms are below A's),
-    // so log(B/A) is computed from the mantissas without the scale's rounding.
-    LogConcaveSum A, B;
-    tail_pair(lw, u, beta, A, B);
-    const real scale = A.scale;
-    const real rho = kRho + rounding_bound(scale);
+    const TailPair t = tail_pair(lw, v, sigma);
+    const LogConcaveSum &A = t.A, &B = t.B;
     DeltaBounds r;
     r.method = 3;
-    const real log_ratio = eps + std::log(B.mantissa) - std::log(A.mantissa);  // log(e^eps B / A)
+    // A and B share one scale unless B is far below (tail_pair): then log(B/A) comes from the mantissas.
+    const real log_ratio = eps + (t.rel_scale_b - t.rel_scale) + std::log(B.mantissa) - std::log(A.mantissa);
     r.log_delta = log_ratio < 0 ? A.log_sum() + log1mexp(log_ratio) : -kInf;
     const real lA = A.log_sum(), lb = eps + B.log_sum();
-    if (!certified) {  // never seen; fall back to the Gaussian bound (F5), which is safe
-      r.log_upper = std::max(gaussian_delta(beta, eps).log_upper, r.log_delta);
+    if (!certified) {  // safe fallback: adding X is post-processing of the Gaussian mechanism
+      r.log_upper = std::max(gaussian_delta(sigma, eps).log_upper, r.log_delta);
       if (r.log_delta == -kInf) r.log_delta = r.log_upper;
       return r;
     }
-    const real width = 2 * h;
+    const real s2 = sigma * sigma;
+    const real lo = v - h, width_o = 2 * h * s2;
+    // log max of the P_0 density on the bracket: its log grows at rate E_0[j] - v sigma^2 in v
+    const real log_pmax0 = el.log_p0 + 2 * h * std::max<real>(0, eh.mean0 - lo * s2) + 1e-12L + el.err;
     const real delta_L = std::max(eps - el.L + el.err, eh.L + eh.err - eps);
-    const real log_pmax0 = el.logS0 - std::log(beta) - kLnSqrt2Pi +
-                           width * std::max<real>(0, eh.mean0 - (u - h)) / (beta * beta) + 1e-12L;
-    const real second_order = std::log(width) + log_pmax0 + eps + std::log(std::expm1(delta_L));
+    const real second_order = std::log(width_o) + log_pmax0 + eps + std::log(std::expm1(delta_L));
+    real bound = log_add_exp(r.log_delta, second_order);
+    real rho = t.rho(), c_err = t.log_c_err(), bound_tail = A.log_tail;
+    if (!(bound <= r.log_delta + 1e-11L)) {     // loose (a wide bracket): try the first-order bound
+      const TailPair lo_pair = tail_pair(lw, v - h, sigma), hi_pair = tail_pair(lw, v + h, sigma);
+      const real la = lo_pair.A.log_sum(), lbh = eps + hi_pair.B.log_sum();
+      const real first_order = lbh < la ? log_sub_exp(la, lbh) : la;
+      if (first_order < bound) {
+        bound = first_order;
+        rho = std::max({rho, lo_pair.rho(), hi_pair.rho()});
+        c_err = std::max({c_err, lo_pair.log_c_err(), hi_pair.log_c_err()});
+        bound_tail = lo_pair.A.log_tail;
+      }
+    }
     const real rounding = std::log(rho) + log_add_exp(lA, lb);
-    real up = log_add_exp(r.log_delta, second_order);
-    up = log_add_exp(up, rounding);
-    up = log_add_exp(up, A.log_tail);
-    r.log_upper = up;
+    r.log_upper = log_add_exp(log_add_exp(bound, rounding), bound_tail) + c_err;
     if (r.log_delta == -kInf) r.log_delta = r.log_upper;  // below resolution: report the bound
     return r;
   }
 
  private:
-  struct LossEval { real L, dL, logS0, mean0, err; };
-  struct Root { real u, step_est, slope, err; };   // u = o* - k0; |f/L'|, L' and error of L there
+  // L, dL/dv, log of the P_0 density at the point, E_0[j] and the rounding bound of L at v.
+  struct LossEval { real L, dL, log_p0, mean0, err; };
+  struct Root { real v, step_est, slope, err; };   // |f / L'|, L' and the error of L at the root
 
-  // Newton for L(u) = eps, u = o - k0, safeguarded by a sign bracket.
-  Root solve_loss(real beta, real eps, LogPmfMemo& lw) const {
+  // The root of L(v) = eps: Newton safeguarded by the explicit bracket (class comment), so
+  // every step stays inside a finite interval that holds the root and shrinks.
+  Root solve_loss(real sigma, real eps, LogPmfMemo& lw) const {
     const std::int64_t N = w_.N(), k0 = w_.mode();
+    const real is2 = 1 / (sigma * sigma);
+    const real base = eps + 0.5L * is2;
+    real lo = base - static_cast<real>(k0) * is2 - std::fabs(base) * 1e-18L;
+    real hi = base + static_cast<real>(N - k0) * is2 + std::fabs(base) * 1e-18L;
     const real p = w_.p(), q = w_.q();
-    const real var = static_cast<real>(N) * p * q + beta * beta;
-    real u = static_cast<real>(N) * p - static_cast<real>(k0) + 0.5L + eps * var;
-    real lo = -kInf, hi = kInf;
-    real grow = std::max<real>(1, beta);
-    Root r{u, 0, 0, 0};
+    const real var = static_cast<real>(N) * p * q + sigma * sigma;
+    real v = ((static_cast<real>(N) * p - static_cast<real>(k0) + 0.5L) + eps * var) * is2;  // Gaussian approx
+    if (!(v > lo && v < hi)) v = lo + (hi - lo) / 2;
+    Root r{v, 0, 0, 0};
     for (int it = 0; it < 400; ++it) {
-      const LossEval e = loss(u, beta, lw);
+      poll_cancel();
+      const LossEval e = loss(v, sigma, lw);
       const real f = e.L - eps;
-      if (f < 0) lo = u; else hi = u;
-      r = Root{u, std::fabs(f / e.dL), e.dL, e.err};
+      if (f < 0) lo = v; else hi = v;
+      r = Root{v, std::fabs(f / e.dL), e.dL, e.err};
       if (std::fabs(f) <= 1e-2L * e.err) break;  // at the rounding floor of L
-      real next = u - f / e.dL;
-      if (!std::isfinite(next) || next <= lo || next >= hi) {
-        if (std::isfinite(lo) && std::isfinite(hi)) {
-          next = lo + (hi - lo) / 2;
-        } else {
-          next = f < 0 ? u + grow : u - grow;
-          grow *= 2;
-        }
-      }
-      if (std::fabs(next - u) <= 1e-19L * std::max<real>(1, std::fabs(u))) break;
-      if (std::isfinite(lo) && std::isfinite(hi) && hi - lo <= 1e-18L * std::max<real>(1, std::fabs(u))) break;
-      u = next;
+      real next = v - f / e.dL;
+      if (!std::isfinite(next) || next <= lo || next >= hi) next = lo + (hi - lo) / 2;
+      if (std::fabs(next - v) <= 1e-19L * std::max<real>(1, std::fabs(v))) break;
+      if (hi - lo <= 1e-18L * std::max<real>(1, std::fabs(v))) break;
+      v = next;
     }
     return r;
   }
 
-  // L(u) = log S_1(u) - log S_0(u), S_a(u) = sum_k w_k exp(-(u - a - j)^2 / (2 beta^2)), j = k - k0.
-  // Both sums share one scale, so L = log(mantissa_1 / mantissa_0).
-  LossEval loss(real u, real beta, LogPmfMemo& lw) const {
+  // L(v) from the two posterior sums S_a = sum_k w_k exp(v j - j^2/(2 sigma^2) - a j/sigma^2):
+  // L = v - 1/(2 sigma^2) + log S_1 - log S_0.  Both exponents are expanded around j_r, S_0's peak:
+  //   v j - j^2/(2 sigma^2) - a j/sigma^2 = const_a + d (v - (j_r + a)/sigma^2) - d^2/(2 sigma^2),  d = j - j_r,
+  // with const_1 - const_0 = -j_r/sigma^2 exactly, so
+  //   L = v - (j_r + 1/2)/sigma^2 + log S'_1 - log S'_0
+  // and no exponent is a difference of two numbers of size v j (1e13 at N = 1e10).  The sums share
+  // one scale (then L comes from the mantissas) unless S'_1 would underflow against it.
+  LossEval loss(real v, real sigma, LogPmfMemo& lw) const {
     const std::int64_t k0 = w_.mode(), N = w_.N();
-    const real inv = 1 / (2 * beta * beta);
-    auto term = [&](real shift, bool memo) {
-      return [&, shift, memo](std::int64_t k) {
-        const real z = u - shift - static_cast<real>(k - k0);
-        return (memo ? lw(k) : lw.direct(k)) - z * z * inv;
+    const real is2 = 1 / (sigma * sigma);
+    auto term_abs = [&](int shift) {   // for the peak searches only (comparisons of neighbours)
+      return [&, shift](std::int64_t k) {
+        const real j = static_cast<real>(k - k0);
+        return lw.direct(k) + j * (v - (0.5L * j + shift) * is2);
       };
     };
-    const std::int64_t p1 = log_concave_peak(term(1, false), 0, N), p0 = log_concave_peak(term(0, false), 0, N);
-    const real scale = std::max(term(1, false)(p1), term(0, false)(p0));
-    const LogConcaveSum s1 = kernel_sum(lw, u - 1, inv, p1, scale);
-    const LogConcaveSum s0 = kernel_sum(lw, u, inv, p0, scale);
+    const std::int64_t p1 = log_concave_peak(term_abs(1), 0, N), p0 = log_concave_peak(term_abs(0), 0, N);
+    const real jr = static_cast<real>(p0 - k0);
+    const real slope0 = v - jr * is2, slope1 = slope0 - is2;
+    auto term = [&](real slope, std::int64_t k) {
+      const real d = static_cast<real>(k - p0);
+      return lw(k) + d * (slope - 0.5L * d * is2);
+    };
+    const real top1 = term(slope1, p1), top0 = term(slope0, p0);
+    const real scale = std::max(top1, top0);
+    const bool shared = std::fabs(top1 - top0) < 5000;
+    const LogConcaveSum s1 = posterior_sum(lw, slope1, is2, p0, p1, shared ? scale : top1);
+    const LogConcaveSum s0 = posterior_sum(lw, slope0, is2, p0, p0, shared ? scale : top0);
     const real m1 = static_cast<real>(s1.peak - k0) + s1.mean_offset;
     const real m0 = static_cast<real>(s0.peak - k0) + s0.mean_offset;
-    return {std::log(s1.mantissa) - std::log(s0.mantissa), (1 + m1 - m0) / (beta * beta), s0.log_sum(), m0,
-            2 * rounding_bound(scale)};
+    const real L = (v - (jr + 0.5L) * is2) + (shared ? std::log(s1.mantissa) - std::log(s0.mantissa)
+                                                     : s1.log_sum() - s0.log_sum());
+    const real err = 2 * rounding_bound(scale) + 1e-18L * (std::fabs(v) + (std::fabs(jr) + 1) * is2);
+    // log of the P_0 density at o = k0 + v sigma^2: sum_k w_k phi_sigma(o - k), with the Gaussian
+    // exponent -(v sigma - j/sigma)^2/2 written around j_r as for S'_0
+    const real x_r = v * sigma - jr / sigma;
+    const real log_p0 = s0.log_sum() - 0.5L * x_r * x_r - std::log(sigma) - kLnSqrt2Pi;
+    return {L, 1 + m1 - m0, log_p0, m0, err};
   }
 
-  // The two tails at threshold t (shifted coordinates), in one outward walk:
-  //   A = sum_k w_k S(j+1),  B = sum_k w_k S(j),  S(i) = sf((t - i)/beta),  j = k - k0,
-  // so each S is computed once and serves A at k and B at k+1.  Terms are formed as
-  // (w_k / w_peak) * S * e^{log w_peak - scale}: the binomial ratio recurrence (re-anchored
-  // with expl every 32 steps) and S from erfcl directly; logs only where S would leave the
-  // long-double range (x >= 100).  One scale for both: A's peak term (B_k <= A_k).
-  void tail_pair(LogPmfMemo& lw, real t, real beta, LogConcaveSum& A, LogConcaveSum& B) const {
-    const std::int64_t k0 = w_.mode(), N = w_.N();
+  // sum_k exp(t_k - scale), t_k = log w_k + d (slope - d/(2 sigma^2)), d = k - k_ref, and its mean
+  // offset, outward from `peak` (stopping rule: remainder_negligible).  Consecutive terms differ
+  // by the exact binomial ratio times exp(+-(slope - (2d +- 1)/(2 sigma^2))), and that factor
+  // itself changes by exp(-1/sigma^2) per step, so for sigma >= 1 a term costs two multiplications
+  // instead of an expl; every 32 terms the value is re-anchored with expl, keeping the accumulated
+  // rounding below ~1e-17 relative.
+  LogConcaveSum posterior_sum(LogPmfMemo& lw, real slope, real is2, std::int64_t k_ref, std::int64_t peak,
+                              real scale) const {
+    const std::int64_t N = w_.N();
     const real odds = std::exp(w_.log_step(0) - std::log(static_cast<real>(N)));  // p / q
-    auto x_of = [&](std::int64_t i) { return (t - static_cast<real>(i)) / beta; };
-    auto log_term = [&](std::int64_t k, int shift) { return lw(k) + log_sf(x_of(k - k0 + shift)); };
-    auto peak_of = [&](int shift) {
-      return log_concave_peak([&](std::int64_t k) { return lw.direct(k) + log_sf(x_of(k - k0 + shift)); }, 0, N);
-    };
-    const std::int64_t peak = peak_of(1);
-    const real scale = log_term(peak, 1), top_b = log_term(peak_of(0), 0);
-    const real lw_peak = lw(peak), c0 = std::exp(lw_peak - scale);
-    auto sf_lin = [&](std::int64_t i) -> real {   // -1 marks "use logs"
-      const real x = x_of(i);
-      if (x <= 0) return 1 - 0.5L * std::erfc(-x * kSqrt1_2);
-      if (x < 100) return 0.5L * std::erfc(x * kSqrt1_2);
-      return -1;
-    };
-    auto term = [&](std::int64_t k, real rel, real s_val, int shift) {
-      return s_val > 0 ? rel * s_val * c0 : std::exp(log_term(k, shift) - scale);
-    };
-    CompensatedSum sa, sb, ta, tb;
-    const real s_peak_b = sf_lin(peak - k0), s_peak_a = sf_lin(peak - k0 + 1);
-    sa.add(term(peak, 1, s_peak_a, 1));
-    sb.add(term(peak, 1, s_peak_b, 0));
-    for (int dir = -1; dir <= 1; dir += 2) {
-      bool a_done = false, b_done = false;
-      real prev_a = log_term(peak, 1), prev_b = log_term(peak, 0);
-      real rel = 1, s_lo = s_peak_b, s_hi = s_peak_a;   // S(j), S(j+1) at the current k
-      int since_anchor = 0;
-      for (std::int64_t k = peak, steps = 1; !(a_done && b_done); ++steps) {
-        const std::int64_t next = k + dir;
-        if (next < 0 || next > N) break;
-        if (++since_anchor < 32) {
-          rel *= dir > 0 ? static_cast<real>(N - k) / static_cast<real>(k + 1) * odds
-                         : static_cast<real>(k) / static_cast<real>(N - k + 1) / odds;
-        } else {
-          rel = std::exp(lw(next) - lw_peak);
-          since_anchor = 0;
-        }
-        if (dir > 0) { s_lo = s_hi; s_hi = sf_lin(next - k0 + 1); }
-        else { s_hi = s_lo; s_lo = sf_lin(next - k0); }
-        k = next;
-        if (!a_done) sa.add(term(k, rel, s_hi, 1));
-        if (!b_done) sb.add(term(k, rel, s_lo, 0));
-        if (steps % 8 == 0) {
-          const real la = log_term(k, 1), lb = log_term(k, 0);
-          // checked every 8 steps: by log-concavity each later step falls by >= the mean of the last 8
-          a_done = a_done || remainder_negligible(la, (la - prev_a) / 8, scale, scale, ta);
-          b_done = b_done || remainder_negligible(lb, (lb - prev_b) / 8, top_b, scale, tb);
-          prev_a = la;
-          prev_b = lb;
-        }
-      }
-    }
-    A = LogConcaveSum{};
-    B = LogConcaveSum{};
-    A.scale = B.scale = scale;
-    A.peak = B.peak = peak;
-    A.mantissa = sa.value();
-    B.mantissa = sb.value();
-    A.log_tail = ta.value() > 0 ? scale + std::log(ta.value()) : -kInf;
-    B.log_tail = tb.value() > 0 ? scale + std::log(tb.value()) : -kInf;
-  }
-
-  // sum_k exp(lw_k - (c - j)^2 inv - scale) and its mean offset, outward from `peak` (stopping rule:
-  // remainder_negligible).  Consecutive terms differ by the exact binomial
-  // ratio times exp((2z - 1) inv), and that Gaussian factor itself changes by exp(-2 inv) per
-  // step, so a term costs two multiplications instead of an expl; every 32 terms the value is
-  // re-anchored with expl, keeping the accumulated rounding below ~1e-17 relative.
-  LogConcaveSum kernel_sum(LogPmfMemo& lw, real c, real inv, std::int64_t peak, real scale) const {
-    const std::int64_t k0 = w_.mode(), N = w_.N();
-    const real odds = std::exp(w_.log_step(0) - std::log(static_cast<real>(N)));  // p / q
-    const bool recur = inv <= 0.5L;   // beta >= 1: the Gaussian factor varies slowly
-    const real shrink = std::exp(-2 * inv);
+    const bool recur = is2 <= 1;
+    const real shrink = std::exp(-is2);
     auto log_term = [&](std::int64_t k) {
-      const real z = c - static_cast<real>(k - k0);
-      return lw(k) - z * z * inv;
+      const real d = static_cast<real>(k - k_ref);
+      return lw(k) + d * (slope - 0.5L * d * is2);
     };
     LogConcaveSum out;
     out.peak = peak;
@@ -353,12 +339,14 @@ class NoisyCountDirection {
     CompensatedSum s, sj, tail;
     s.add(std::exp(top - scale));
     std::int64_t count = 1;
+    const real d_peak = static_cast<real>(peak - k_ref);
     for (int dir = -1; dir <= 1; dir += 2) {
       real prev = top, e = std::exp(top - scale);
-      const real z0 = c - static_cast<real>(peak - k0);
-      real gauss = std::exp((dir > 0 ? 2 * z0 - 1 : -(2 * z0 + 1)) * inv);  // exp(g_{k+dir} - g_k)
+      // exp(t_{k+dir} - t_k) without the binomial ratio
+      real gauss = std::exp(dir > 0 ? slope - (2 * d_peak + 1) * 0.5L * is2 : -slope + (2 * d_peak - 1) * 0.5L * is2);
       int since_anchor = 0;
       for (std::int64_t k = peak + dir; k >= 0 && k <= N; k += dir) {
+        poll_cancel();
         const real t = log_term(k);
         if (recur && ++since_anchor < 32 && std::isfinite(gauss)) {
           const std::int64_t from = k - dir;   // binomial ratio w_k / w_from, exact
@@ -385,11 +373,111 @@ class NoisyCountDirection {
     return out;
   }
 
+  // The two tails at the threshold o = k0 + v sigma^2, in one outward walk:
+  //   A = sum_k w_k S(j+1),  B = sum_k w_k S(j),  S(m) = sf(x_m),  x_m = v sigma - m / sigma,
+  // so each S is computed once and serves A at k and B at k+1.  Terms are formed as
+  // (w_k / w_peak) * S * e^{log w_peak - scale}: the binomial ratio recurrence (re-anchored with
+  // expl every 32 steps) and S from erfcl directly.  Where x_m >= 100, S is used in log form
+  // relative to a common factor C (below), exact for every size of x (no difference of two
+  // squares of size x^2).  One scale for both: A's peak term.
+  TailPair tail_pair(LogPmfMemo& lw, real v, real sigma) const {
+    const std::int64_t k0 = w_.mode(), N = w_.N();
+    const real is2 = 1 / (sigma * sigma);
+    const real odds = std::exp(w_.log_step(0) - std::log(static_cast<real>(N)));  // p / q
+    const real vs = v * sigma;
+    auto x_of = [&](std::int64_t m) { return vs - static_cast<real>(m) / sigma; };
+    // log S(m) - log C_ref with C_ref = exp(-x_ref^2 / 2), x_ref = x_{m_ref}: for x >= 100,
+    //   log S(m) - log C_ref = log Mills(x_m) - log sqrt(2 pi) + x_ref d / sigma - d^2 / (2 sigma^2),  d = m - m_ref
+    // (the exact expansion of -x_m^2/2 around x_ref).  The peak is found with m_ref = 0; then m_ref is
+    // moved to the peak, so every per-term log is small and rounds to a few ulps of its own size.
+    std::int64_t m_ref = 0;
+    real x_ref = vs, log_c = -0.5L * vs * vs;
+    auto log_s_rel = [&](std::int64_t m) {
+      const real x = x_of(m);
+      if (x < 100) return log_sf(x) - log_c;
+      const real d = static_cast<real>(m - m_ref);
+      return log_mills(x) - kLnSqrt2Pi + d * (x_ref / sigma - 0.5L * d * is2);
+    };
+    auto log_term = [&](std::int64_t k, int shift) { return lw(k) + log_s_rel(k - k0 + shift); };
+    auto peak_of = [&](int shift) {
+      return log_concave_peak([&](std::int64_t k) { return lw.direct(k) + log_s_rel(k - k0 + shift); }, 0, N);
+    };
+    const std::int64_t peak = peak_of(1);
+    m_ref = peak - k0 + 1;
+    x_ref = x_of(m_ref);
+    log_c = -0.5L * x_ref * x_ref;
+    const real scale = log_term(peak, 1), top_b = log_term(peak_of(0), 0);
+    // B <= A; B shares A's scale unless it would underflow there (e^eps B/A can still matter)
+    const bool b_own = top_b < scale - 5000;
+    const real scale_b = b_own ? top_b : scale;
+    const real lw_peak = lw(peak), c0 = std::exp(lw_peak - scale - log_c);   // 1 / S(peak), may overflow
+    const bool linear_ok = c0 < kInf;
+    auto sf_lin = [&](std::int64_t m) -> real {   // -1 marks "use logs"
+      if (!linear_ok) return -1;
+      const real x = x_of(m);
+      if (x <= 0) return 1 - 0.5L * std::erfc(-x * kSqrt1_2);
+      if (x < 100) return 0.5L * std::erfc(x * kSqrt1_2);
+      return -1;
+    };
+    auto term = [&](std::int64_t k, real rel, real s_val, int shift) {
+      if (shift == 0 && b_own) return std::exp(log_term(k, 0) - scale_b);
+      return s_val > 0 ? rel * s_val * c0 : std::exp(log_term(k, shift) - scale);
+    };
+    CompensatedSum sa, sb, ta, tb;
+    const real s_peak_b = sf_lin(peak - k0), s_peak_a = sf_lin(peak - k0 + 1);
+    sa.add(term(peak, 1, s_peak_a, 1));
+    sb.add(term(peak, 1, s_peak_b, 0));
+    for (int dir = -1; dir <= 1; dir += 2) {
+      bool a_done = false, b_done = false;
+      real prev_a = log_term(peak, 1), prev_b = log_term(peak, 0);
+      real rel = 1, s_lo = s_peak_b, s_hi = s_peak_a;   // S(j), S(j+1) at the current k
+      int since_anchor = 0;
+      for (std::int64_t k = peak, steps = 1; !(a_done && b_done); ++steps) {
+        poll_cancel();
+        const std::int64_t next = k + dir;
+        if (next < 0 || next > N) break;
+        if (++since_anchor < 32) {
+          rel *= dir > 0 ? static_cast<real>(N - k) / static_cast<real>(k + 1) * odds
+                         : static_cast<real>(k) / static_cast<real>(N - k + 1) / odds;
+        } else {
+          rel = std::exp(lw(next) - lw_peak);
+          since_anchor = 0;
+        }
+        if (dir > 0) { s_lo = s_hi; s_hi = sf_lin(next - k0 + 1); }
+        else { s_hi = s_lo; s_lo = sf_lin(next - k0); }
+        k = next;
+        if (!a_done) sa.add(term(k, rel, s_hi, 1));
+        if (!b_done) sb.add(term(k, rel, s_lo, 0));
+        if (steps % 8 == 0) {
+          const real la = log_term(k, 1), lb = log_term(k, 0);
+          // checked every 8 steps: by log-concavity each later step falls by >= the mean of the last 8
+          a_done = a_done || remainder_negligible(la, (la - prev_a) / 8, scale, scale, ta);
+          b_done = b_done || remainder_negligible(lb, (lb - prev_b) / 8, top_b, scale_b, tb);
+          prev_a = la;
+          prev_b = lb;
+        }
+      }
+    }
+    TailPair out;
+    LogConcaveSum &A = out.A, &B = out.B;
+    A.scale = scale + log_c;
+    B.scale = scale_b + log_c;
+    A.peak = B.peak = peak;
+    A.mantissa = sa.value();
+    B.mantissa = sb.value();
+    A.log_tail = ta.value() > 0 ? A.scale + std::log(ta.value()) : -kInf;
+    B.log_tail = tb.value() > 0 ? B.scale + std::log(tb.value()) : -kInf;
+    out.rel_scale = scale;
+    out.rel_scale_b = scale_b;
+    out.log_c = log_c;
+    return out;
+  }
+
   BinomialLogPmf w_;
 };
 
 // Both orders of the noisy count; degenerate laws (N = 0, p in {0,1}) reduce
-// to the plain Gaussian mechanism (X constant) -- spec F5.
+// to the plain Gaussian mechanism (X constant).
 class NoisyCount {
  public:
   NoisyCount(std::int64_t N, double p)
@@ -405,15 +493,15 @@ class NoisyCount {
   // Tails of the pair (P_1, P_0) beyond the loss level eps >= 0 of L = log P_1/P_0 (forward),
   // or, with mirrored, of the mirror pair (X -> N - X), which gives the lower tails of the
   // forward pair at -eps: P_1(L <= -eps) = B', P_0(L <= -eps) = A'.  Requires !degenerate.
-  std::pair<real, real> tail_logs(real beta, real eps, bool mirrored) const {
-    return (mirrored && !symmetric_ ? bwd_ : fwd_).tail_logs(beta, eps);
+  std::pair<real, real> tail_logs(real sigma, real eps, bool mirrored) const {
+    return (mirrored && !symmetric_ ? bwd_ : fwd_).tail_logs(sigma, eps);
   }
 
-  DeltaBounds evaluate(real beta, real eps) const {
-    if (degenerate_) return gaussian_delta(beta, eps);
-    const DeltaBounds a = fwd_.evaluate(beta, eps);
+  DeltaBounds evaluate(real sigma, real eps) const {
+    if (degenerate_) return gaussian_delta(sigma, eps);
+    const DeltaBounds a = fwd_.evaluate(sigma, eps);
     if (symmetric_) return a;
-    return max_bounds(a, bwd_.evaluate(beta, eps));
+    return max_bounds(a, bwd_.evaluate(sigma, eps));
   }
 
  private:

@@ -1,8 +1,8 @@
-// ppk/logconcave_sum.hpp -- sums of log-concave positive sequences, pruned with a
-// certified relative truncation bound.
+// ppk/logconcave_sum.hpp -- the pieces of every sum of a log-concave positive
+// sequence in ppk: its result type, its peak, and its certified stopping rule.
 //
-// Every sum in the noisy-count kernel has terms t_k = log w_k + g(k) with w the
-// binomial pmf (log-concave) and g a Gaussian log-density or log-tail
+// Every sum in the noisy-count kernel (ppk/counting.hpp) has terms t_k = log w_k + g(k)
+// with w the binomial pmf (log-concave) and g a Gaussian log-density or log-tail
 // (concave), so the sequence is log-concave and unimodal.  We find the peak by
 // bisection on the sign of t_{k+1} - t_k, then add terms outward.  Past the
 // peak the decrements d_k = t_{k+1} - t_k only grow in size, so once the last
@@ -50,49 +50,6 @@ std::int64_t log_concave_peak(Term&& term, std::int64_t kmin, std::int64_t kmax)
     if (term(mid + 1) > term(mid)) lo = mid + 1; else hi = mid;
   }
   return lo;
-}
-
-// Sum e^{t_k} outward from `peak`, relative to `scale` (>= about the peak term).
-// Two sums that will be divided by each other should share one scale: then
-// their ratio is mantissa / mantissa, free of the rounding of the (possibly
-// huge) log-scale itself.
-template <class Term>
-LogConcaveSum sum_log_concave(Term&& term, std::int64_t kmin, std::int64_t kmax,
-                              std::int64_t peak, real scale, bool want_mean = false) {
-  LogConcaveSum out;
-  out.peak = peak;
-  out.scale = scale;
-  const real top = term(peak);
-  if (top == -kInf || scale == -kInf) return out;
-  CompensatedSum s, sj, tail;
-  s.add(std::exp(top - scale));
-  std::int64_t count = 1;
-  for (int dir = -1; dir <= 1; dir += 2) {
-    real prev = top;
-    for (std::int64_t k = peak + dir; k >= kmin && k <= kmax; k += dir) {
-      const real t = term(k);
-      const real e = std::exp(t - scale);
-      s.add(e);
-      if (want_mean) sj.add(static_cast<real>(k - peak) * e);
-      ++count;
-      const real d = t - prev;
-      prev = t;
-      // the stop test costs an expm1 and a log: do it on every 8th term only
-      if ((count & 7) == 0 && remainder_negligible(t, d, top, scale, tail)) break;
-    }
-  }
-  out.mantissa = s.value();
-  out.log_tail = tail.value() > 0 ? scale + std::log(tail.value()) : -kInf;
-  out.mean_offset = want_mean ? sj.value() / s.value() : 0;
-  out.terms = count;
-  return out;
-}
-
-// Convenience: a single sum against its own peak.
-template <class Term>
-LogConcaveSum sum_log_concave(Term&& term, std::int64_t kmin, std::int64_t kmax) {
-  const std::int64_t peak = log_concave_peak(term, kmin, kmax);
-  return sum_log_concave(term, kmin, kmax, peak, term(peak));
 }
 
 }  // namespace ppk
