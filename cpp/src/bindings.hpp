@@ -97,3 +97,10 @@ inline double log_to_double(ppk::real x, bool round_up) {
   if (round_up && static_cast<ppk::real>(d) < x) d = std::nextafter(d, std::numeric_limits<double>::infinity());
   return d;
 }
+
+// out[k] for k in [0, n) by fn(k0, k1) on blocks of `block` outputs, interruptibly (run_interruptible).
+template <class Fn>
+void run_blocks_interruptible(std::int64_t n, std::int64_t block, const Fn& fn) {
+  const std::int64_t blocks = (n + block - 1) / block;
+  run_interruptible(blocks, [&](std::int64_t i) { fn(i * block, std::min(n, (i + 1) * block)); });
+}

@@ -68,11 +68,11 @@ void register_distributions(py::module_& m) {
         [](const DoubleArray& a, const DoubleArray& b) {
           check_finite_nonneg(a, "a", false);
           check_finite_nonneg(b, "b", false);
-          std::vector<double> out;
-          {
-            py::gil_scoped_release release;
-            out = ppk::convolve<double>(a.data(), a.size(), b.data(), b.size());
-          }
+          const std::int64_t na = a.size(), nb = b.size();
+          std::vector<double> out(na && nb ? static_cast<std::size_t>(na + nb - 1) : 0);
+          run_blocks_interruptible(static_cast<std::int64_t>(out.size()), 1024, [&](std::int64_t k0, std::int64_t k1) {
+            ppk::convolve_range(a.data(), na, b.data(), nb, out.data(), k0, k1);
+          });
           return to_numpy(std::move(out));
         },
         py::arg("a"), py::arg("b"), "Exact direct convolution of non-negative vectors (long double, Neumaier).");
@@ -84,11 +84,11 @@ void register_distributions(py::module_& m) {
             for (py::ssize_t i = 0; i < arr->size(); ++i)
               if (!(arr->data()[i] >= 0) || std::isinf(arr->data()[i]))
                 throw std::invalid_argument("masses must be finite and >= 0");
-          std::vector<long double> out;
-          {
-            py::gil_scoped_release release;
-            out = ppk::convolve<long double>(a.data(), a.size(), b.data(), b.size());
-          }
+          const std::int64_t na = a.size(), nb = b.size();
+          std::vector<long double> out(na && nb ? static_cast<std::size_t>(na + nb - 1) : 0);
+          run_blocks_interruptible(static_cast<std::int64_t>(out.size()), 1024, [&](std::int64_t k0, std::int64_t k1) {
+            ppk::convolve_range(a.data(), na, b.data(), nb, out.data(), k0, k1);
+          });
           auto* heap = new std::vector<long double>(std::move(out));
           py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<long double>*>(p); });
           return py::array_t<long double>(static_cast<py::ssize_t>(heap->size()), heap->data(), owner);
@@ -129,11 +129,11 @@ void register_distributions(py::module_& m) {
         [](const DoubleArray& a, const DoubleArray& b) {
           check_finite_nonneg(a, "log_a", true);
           check_finite_nonneg(b, "log_b", true);
-          std::vector<double> out;
-          {
-            py::gil_scoped_release release;
-            out = ppk::log_convolve(a.data(), a.size(), b.data(), b.size());
-          }
+          const std::int64_t na = a.size(), nb = b.size();
+          std::vector<double> out(na && nb ? static_cast<std::size_t>(na + nb - 1) : 0);
+          run_blocks_interruptible(static_cast<std::int64_t>(out.size()), 256, [&](std::int64_t k0, std::int64_t k1) {
+            ppk::log_convolve_range(a.data(), na, b.data(), nb, out.data(), k0, k1);
+          });
           return to_numpy(std::move(out));
         },
         py::arg("log_a"), py::arg("log_b"), "Direct convolution in log space: log sum exp(log_a_i + log_b_{k-i}).");

@@ -48,6 +48,8 @@ SIGMA_FLOOR = 1.0      # counts; used instead of a finer grid (see _check_grid)
 
 def hoeffding_t(*, kappa2: float, m: int) -> float:
     """Additive Chernoff-Hoeffding deviation t with 2 exp(-2 m t^2) = kappa2 (inf when m = 0)."""
+    kappa2 = real("kappa2", kappa2, minimum=0.0, maximum=1.0, min_inclusive=False)
+    m = integer("m", m, minimum=0)
     return math.inf if m == 0 else math.sqrt(math.log(2.0 / kappa2) / (2.0 * m))
 
 
@@ -61,8 +63,11 @@ def laplace_truncation(*, n: int, t: float, eps_estimate: float) -> float:
     (1 when m <= 0).  The continuous Laplace of the thesis gives ``exp(-eps_estimate (n t - 1))``;
     the two differ by less than a factor ``2 / (1 + exp(-eps_estimate))`` (docs/release-security.md).
     """
-    if math.isinf(t):       # no known rows: the interval is [0, 1] and cannot fail
+    n = integer("n", n, minimum=1)
+    eps_estimate = real("eps_estimate", eps_estimate, minimum=0.0, min_inclusive=False)
+    if isinstance(t, float) and t == math.inf:       # no known rows: the interval is [0, 1] and cannot fail
         return 0.0
+    t = real("t", t, minimum=0.0)
     m = math.floor(Fraction(n) * Fraction(t))
     if m <= 0:
         return 1.0
@@ -88,6 +93,11 @@ def hoeffding_interval(*, estimate: float, t_laplace: float, kappa2: float, m: i
     within t_laplace of the estimate; narrower (Pinsker), solved by root finding.
     Returns ``(p_lo, p_hi)`` clipped to [0, 1].
     """
+    estimate = real("estimate", estimate)
+    if not (isinstance(t_laplace, float) and t_laplace == math.inf):
+        t_laplace = real("t_laplace", t_laplace, minimum=0.0)
+    kappa2 = real("kappa2", kappa2, minimum=0.0, maximum=1.0, min_inclusive=False)
+    m = integer("m", m, minimum=0)
     if method == "additive":
         tau = hoeffding_t(kappa2=kappa2, m=m) + t_laplace
         return max(0.0, estimate - tau), min(1.0, estimate + tau)
@@ -205,12 +215,20 @@ def _split(delta: float, kappa1, kappa2, kappa3) -> tuple[float, float, float]:
         raise ValueError(f"kappa1 must be < delta, got kappa1={kappa1}, delta={delta}")
     if kappa2 is None and kappa3 is None:
         kappa2 = kappa3 = rest / 2
+        if kappa2 == 0:
+            raise ValueError(f"delta={delta!r} is too small to split into kappa2 + kappa3 (half of it underflows)")
     elif kappa2 is None:
         kappa3 = real("kappa3", kappa3, minimum=0.0, min_inclusive=False)
         kappa2 = rest - kappa3
+        if kappa2 <= 0:
+            raise ValueError(f"kappa3={kappa3!r} leaves nothing for kappa2 (delta - kappa1 - kappa3 is {kappa2!r}); "
+                             f"choose kappa3 below delta - kappa1, which is {rest!r}")
     elif kappa3 is None:
         kappa2 = real("kappa2", kappa2, minimum=0.0, min_inclusive=False)
         kappa3 = rest - kappa2
+        if kappa3 <= 0:
+            raise ValueError(f"kappa2={kappa2!r} leaves nothing for kappa3 (delta - kappa1 - kappa2 is {kappa3!r}); "
+                             f"choose kappa2 below delta - kappa1, which is {rest!r}")
     kappa2 = real("kappa2", kappa2, minimum=0.0, min_inclusive=False)
     kappa3 = real("kappa3", kappa3, minimum=0.0, min_inclusive=False)
     if abs(kappa1 + kappa2 + kappa3 - delta) > 1e-12 * delta:

@@ -129,8 +129,11 @@ def analytic_gaussian_sigma(*, eps, delta, sensitivity=1.0, rtol=1e-12) -> float
         return _gaussian_log_delta_upper(s, eps, sensitivity) - target
 
     hi = sensitivity * (math.sqrt(2.0 * math.log(1.25 / delta)) + 1.0) / eps
-    while excess(hi) > 0:
+    while math.isfinite(hi) and excess(hi) > 0:
         hi *= 2.0
+    if not math.isfinite(hi):
+        raise ValueError(f"no finite sigma: with eps={eps!r}, delta={delta!r} and sensitivity={sensitivity!r} the "
+                         "Gaussian mechanism needs a sigma beyond the float range; raise eps or delta")
     lo = hi / 2.0
     while excess(lo) <= 0:
         lo /= 2.0

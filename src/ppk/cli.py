@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import math
 import os
+import re
 import sys
 import warnings
 
@@ -31,6 +32,8 @@ def _fmt_log(log_x: float) -> str:
         return "0"
     if log_x > -700:
         return f"{math.exp(log_x):.6g}"
+    if log_x < -1e15:          # the decimal exponent would have more digits than the mantissa is worth
+        return f"exp({log_x:.6g})"
     e10 = log_x / math.log(10)
     exponent = math.floor(e10)
     return f"{10 ** (e10 - exponent):.6g}e{exponent}"
@@ -47,9 +50,41 @@ def _print_table(header: list[str] | None, rows: list[list[str]]) -> None:
         print(line(r))
 
 
+def _whole(text: str) -> int:
+    """An integer flag: '1000', '1e6' and '1_000_000' all work (an integral value is required)."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+    if not math.isfinite(value) or value != math.floor(value) or abs(value) > 2.0**63:
+        raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}")
+    return int(value)
+
+
+def _positive_whole(text: str) -> int:
+    value = _whole(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be >= 1, got {text!r}")
+    return value
+
+
+def _natural_noise_line(n: int, known: int, p: float) -> str:
+    N = n - known - 1
+    if N == 0:
+        return "N = 0: the attacker knows every other row; no natural noise (the Gaussian mechanism's curve)"
+    if p in (0.0, 1.0):
+        return f"p = {p:g}: every unknown row is {int(p)}, so they hide nothing; no natural noise (the Gaussian " \
+               "mechanism's curve)"
+    return f"N = {N} unknown rows act as natural noise"
+
+
 def _add_query_args(parser: argparse.ArgumentParser, *, sigma: bool) -> None:
-    parser.add_argument("--n", type=int, default=_DEFAULT["n"], help="rows in the database (default %(default)s)")
-    parser.add_argument("--known", type=int, default=_DEFAULT["known"],
+    parser.add_argument("--n", type=_whole, default=_DEFAULT["n"], help="rows in the database (default %(default)s)")
+    parser.add_argument("--known", type=_whole, default=_DEFAULT["known"],
                         help="rows the attacker knows, < n (default %(default)s)")
     parser.add_argument("--p", type=float, default=_DEFAULT["p"],
                         help="probability that an unknown row is 1 (default %(default)s)")
@@ -68,7 +103,7 @@ def _cmd_delta(args: argparse.Namespace) -> int:
     if args.json:
         print(strict_json(dict(query=dict(n=q.n, known=q.known, p=q.p, sigma=q.sigma, beta=q.beta), curve=rows)))
         return 0
-    print(f"{q!r}: N = {q.n_unknown} unknown rows act as natural noise; beta = sigma/n = {q.beta:.3g}")
+    print(f"{q!r}: {_natural_noise_line(q.n, q.known, q.p)}; beta = sigma/n = {q.beta:.3g}")
     _print_table(["eps", "delta", "log(delta)", "delta_upper"],
                  [[_fmt(e), _fmt_log(ld), f"{ld:.10g}", _fmt_log(lu)] for e, ld, lu in zip(eps, log_d, log_u)])
     return 0
@@ -95,7 +130,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
         return 0
     print(f"Noise for a count over n={r.n} rows, attacker knows {r.known}, unknown rows Bernoulli({r.p}),"
           f" target (eps={r.eps:g}, delta={r.delta:g})")
-    print(f"N = {r.n - r.known - 1} unknown rows act as natural noise.  sigma is a standard deviation in counts;"
+    print(f"{_natural_noise_line(r.n, r.known, r.p)}.  sigma is a standard deviation in counts;"
           " beta = sigma / n.\n")
     _print_table(["method", "sigma", "beta", "baseline/PPK"],
                  [[name, "n/a" if math.isnan(s) else f"{s:.6g}", "n/a" if math.isnan(s) else f"{s / r.n:.4g}",
@@ -125,8 +160,10 @@ def _print_ledger(ledger: dict, value=None) -> None:
         ["eps for the bias estimate / noise", f"{ledger['eps_estimate']:g} / {ledger['eps_noise']:g}"],
         ["count estimate (eps/2-DP, discrete Laplace)", str(ledger["count_estimate"])],
         ["bias estimate = count estimate / n", f"{ledger['bias_estimate']:.6g}"],
-        ["supported bias [p_lo, p_hi]", f"[{ledger['p_lo']:.6g}, {ledger['p_hi']:.6g}]"],
-        ["Hoeffding / t / tau", f"{ledger['hoeffding']} / {ledger['t']:.4g} / {ledger['tau']:.4g}"],
+        ["supported bias [p_lo, p_hi]", "n/a (fallback)" if ledger["branch"] == "fallback"
+         else f"[{ledger['p_lo']:.6g}, {ledger['p_hi']:.6g}]"],
+        ["Hoeffding / t / tau", f"{ledger['hoeffding']} / {ledger['t']:.4g} / "
+         + (f"{ledger['tau']:.4g}" if math.isfinite(ledger["tau"]) else "n/a")],
         ["delta = k1 + k2 + k4 + T_L", " + ".join(f"{parts[k]:.3g}" for k in ("kappa1", "kappa2", "kappa4",
                                                                            "truncation_delta"))],
     ]
@@ -137,7 +174,7 @@ def _print_ledger(ledger: dict, value=None) -> None:
 
 
 def _alg2_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--known", type=int, required=True, help="rows the attacker knows (public), < n")
+    parser.add_argument("--known", type=_whole, required=True, help="rows the attacker knows (public), < n")
     parser.add_argument("--eps", type=float, required=True, help="total epsilon; half estimates the bias")
     parser.add_argument("--delta", type=float, required=True, help="total delta = kappa1 + kappa2 + kappa3")
     parser.add_argument("--kappa1", type=float, default=0.0, help="background-knowledge exclusion (default 0)")
@@ -274,6 +311,9 @@ def _cmd_sp_tables(args: argparse.Namespace) -> int:
 def _cmd_risk_gdpr(args: argparse.Namespace) -> int:
     from . import risk
     eps0 = risk.eps_lower_bound_from_mae(max_mae=args.max_mae)
+    if not 1e-9 <= eps0 <= 700:
+        raise ValueError(f"--max-mae {args.max_mae:g} gives the Laplace mechanism eps0 = {eps0:.3g}; the cost model "
+                         "needs 1e-9 <= eps0 <= 700, i.e. 1/700 <= --max-mae <= 1e9")
     model = risk.CostModel(E=args.E, c=args.c, n_stakeholders=args.stakeholders)
     best = model.optimal(eps0)
     result = dict(eps0=eps0, eps=best.eps, gamma=best.gamma, budget_dp=best.budget_dp, budget=best.budget,
@@ -341,8 +381,8 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Algorithm 2: estimate the bias privately (eps/2, Laplace), bound it "
                                    "(Hoeffding), and run Algorithm 1 over the supported biases with eps/2. "
                                    "Prints the public ledger (no Laplace draw, nothing that reveals the count).")
-    a.add_argument("--count", type=int, required=True, help="number of 1s (kept private)")
-    a.add_argument("--n", type=int, required=True, help="number of rows")
+    a.add_argument("--count", type=_whole, required=True, help="number of 1s (kept private)")
+    a.add_argument("--n", type=_whole, required=True, help="number of rows")
     _alg2_options(a)
     a.set_defaults(func=_cmd_alg2)
 
@@ -362,8 +402,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="quick: 81 points, about a minute on 2 cores; thesis: spec R1, 560 points "
                         "(n up to 1e7), about ten minutes on 2 cores; tiny: 4 points, for smoke tests (default %(default)s)")
     e.add_argument("--out", default="ppk-out", help="output folder (default %(default)s)")
-    e.add_argument("--jobs", type=int, default=None, help="worker processes (default: all cores)")
-    e.add_argument("--seed", type=int, default=0, help="seed of the data sets and Laplace draws (default 0)")
+    e.add_argument("--jobs", type=_positive_whole, default=None, help="worker processes (default: all cores)")
+    e.add_argument("--seed", type=_whole, default=0, help="seed of the data sets and Laplace draws (default 0)")
     e.add_argument("--no-figures", action="store_true", help="write the CSV and summary only")
     e.add_argument("--quiet", action="store_true", help="no progress bar")
     e.set_defaults(func=_cmd_evaluate)
@@ -384,7 +424,7 @@ def build_parser() -> argparse.ArgumentParser:
                                      "E_dp(eps) = E exp(-c/eps) per stakeholder (Dandekar, Basu, Bressan).")
     g.add_argument("--E", type=float, default=5500.0, help="compensation scale per stakeholder in $ (default %(default)s)")
     g.add_argument("--c", type=float, default=1.0, help="cost-model constant c > 0 (default %(default)s)")
-    g.add_argument("--stakeholders", type=int, default=100, help="number of stakeholders (default %(default)s)")
+    g.add_argument("--stakeholders", type=_whole, default=100, help="number of stakeholders (default %(default)s)")
     g.add_argument("--max-mae", type=float, default=2.0,
                    help="largest acceptable mean absolute error of the count (default %(default)s)")
     g.add_argument("--json", action="store_true", help="print JSON instead of a table")
@@ -400,16 +440,40 @@ def build_parser() -> argparse.ArgumentParser:
     t = ksub.add_parser("threshold", help="a count released only above a threshold",
                         description="PPK-DP (the known rows' values are drawn from the prior) and APK-DP (the "
                                     "attacker chooses them) of a thresholded count; delta is exact, in log space.")
-    t.add_argument("--n", type=int, required=True, help="rows (voters)")
+    t.add_argument("--n", type=_whole, required=True, help="rows (voters)")
     t.add_argument("--p", type=float, required=True, help="probability that a row is 1")
-    t.add_argument("--threshold", type=int, required=True, help="the count is released only above this")
-    t.add_argument("--known", type=int, required=True, help="rows whose values the attacker knows")
+    t.add_argument("--threshold", type=_whole, required=True, help="the count is released only above this")
+    t.add_argument("--known", type=_whole, required=True, help="rows whose values the attacker knows")
     t.add_argument("--eps", type=float, required=True, help="epsilon >= 0")
     t.add_argument("--at-least", action="store_true", help="release when count >= threshold (default: >)")
-    t.add_argument("--fill", type=int, default=0, help="value released below the threshold (default 0)")
+    t.add_argument("--fill", type=_whole, default=0, help="value released below the threshold (default 0)")
     t.add_argument("--json", action="store_true", help="print JSON instead of a table")
     t.set_defaults(func=_cmd_pk_threshold)
     return parser
+
+
+# Python names that differ from the flag a user typed
+_FLAG_OF = {"n_stakeholders": "--stakeholders", "max_workers": "--jobs", "rng": "--seed", "strict": "--at-least"}
+
+
+def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """dest -> flag for every option of every command."""
+    out: dict[str, str] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out.update(_flags(sub))
+        elif action.option_strings and action.dest not in ("help", "version"):
+            out[action.dest] = max(action.option_strings, key=len)
+    return out
+
+
+def _in_cli_terms(message: str, parser: argparse.ArgumentParser) -> str:
+    """'kappa2 must be > 0' -> '--kappa2 must be > 0': the names the user typed, not Python's."""
+    names = {**_flags(parser), **_FLAG_OF}
+    def flag(match: re.Match) -> str:
+        return names.get(match.group(1), match.group(1)) + match.group(2)
+    return re.sub(r"\b([A-Za-z_][A-Za-z0-9_]*)( must| =|=| is too)", flag, message)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -426,7 +490,7 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 1
     except (ValueError, TypeError, OSError) as exc:
-        print(f"ppk {args.command}: error: {exc}", file=sys.stderr)
+        print(f"ppk {args.command}: error: {_in_cli_terms(str(exc), parser)}", file=sys.stderr)
         return 2
 
 

@@ -8,7 +8,7 @@ import math
 from collections import Counter, defaultdict
 from typing import Iterable, Sequence
 
-from ._validate import integer, real
+from ._validate import EPS_MAX_CLOSED_FORM, integer, real
 
 __all__ = ["rr_epsilon", "rr_gamma", "compose_basic", "compose_advanced", "group_privacy",
            "subsample_amplify", "k_anonymity", "l_diversity"]
@@ -42,7 +42,7 @@ def compose_advanced(*, eps, delta, k, delta_prime, dwork_roth_term: bool = True
     The lecture notes drop the second term; ``dwork_roth_term=False`` reproduces them, which is
     only valid asymptotically (eps << 1/sqrt(k)) -- not a guarantee.
     """
-    eps = real("eps", eps, minimum=0.0)
+    eps = real("eps", eps, minimum=0.0, maximum=EPS_MAX_CLOSED_FORM)
     delta = real("delta", delta, minimum=0.0, maximum=1.0)
     k = integer("k", k, minimum=1)
     delta_prime = real("delta_prime", delta_prime, minimum=0.0, maximum=1.0, min_inclusive=False,
@@ -55,15 +55,18 @@ def compose_advanced(*, eps, delta, k, delta_prime, dwork_roth_term: bool = True
 
 def group_privacy(*, eps, delta=0.0, k) -> tuple[float, float]:
     """Groups of k rows: (k eps, k e^{(k-1) eps} delta)."""
-    eps = real("eps", eps, minimum=0.0)
+    eps = real("eps", eps, minimum=0.0, maximum=EPS_MAX_CLOSED_FORM)
     delta = real("delta", delta, minimum=0.0, maximum=1.0)
     k = integer("k", k, minimum=1)
-    return k * eps, min(1.0, k * math.exp((k - 1) * eps) * delta)
+    if delta == 0:
+        return k * eps, 0.0
+    log_delta = math.log(k) + (k - 1) * eps + math.log(delta)      # in logs: e^{(k-1) eps} may overflow
+    return k * eps, 1.0 if log_delta >= 0 else math.exp(log_delta)
 
 
 def subsample_amplify(*, eps, delta=0.0, rho) -> tuple[float, float]:
     """Poisson/uniform subsampling with rate rho: (ln(1 + rho (e^eps - 1)), rho delta) (the notes' "rho eps" is its limit)."""
-    eps = real("eps", eps, minimum=0.0)
+    eps = real("eps", eps, minimum=0.0, maximum=EPS_MAX_CLOSED_FORM)
     delta = real("delta", delta, minimum=0.0, maximum=1.0)
     rho = real("rho", rho, minimum=0.0, maximum=1.0)
     return math.log1p(rho * math.expm1(eps)), rho * delta
@@ -92,6 +95,9 @@ def l_diversity(rows: Sequence, qi: Sequence[str], sensitive: str) -> int:
     """Distinct l-diversity: the fewest distinct sensitive values in any quasi-identifier group
     (1 means some group is homogeneous: the homogeneity attack of the notes)."""
     values = defaultdict(set)
-    for key, row in zip(_groups(rows, qi), rows):
-        values[key].add(row[sensitive])
+    for i, (key, row) in enumerate(zip(_groups(rows, qi), rows)):
+        try:
+            values[key].add(row[sensitive])
+        except (KeyError, IndexError, TypeError) as exc:
+            raise ValueError(f"row {i} has no sensitive column {sensitive!r} ({type(exc).__name__})") from None
     return min(len(v) for v in values.values())

@@ -38,8 +38,12 @@ class DeltaResult:
     worst_known: int | None = None     #: APK only: the number of known 1s that attains the max
 
 
+#: Largest n: the thresholded count is computed over the whole support, O(n) memory (~80 bytes a row).
+MAX_N = 10**7
+
+
 def _validate(n, p, known):
-    n = integer("n", n, minimum=1)
+    n = integer("n", n, minimum=1, maximum=MAX_N)
     known = integer("known", known, minimum=0)
     if known >= n:
         raise ValueError(f"known must be < n (the target row is unknown), got known={known}, n={n}")
@@ -85,8 +89,8 @@ class ThresholdCount:
 
     def __post_init__(self):
         _validate(self.n, self.p, self.known)
-        integer("threshold", self.threshold)
-        integer("fill", self.fill)
+        integer("threshold", self.threshold, minimum=-1, maximum=self.n + 1)
+        integer("fill", self.fill, minimum=-(2**62), maximum=2**62)
         if self.fill > (self.threshold if self.strict else self.threshold - 1):
             raise ValueError(f"fill={self.fill} could also be a released count (threshold={self.threshold}, "
                              f"strict={self.strict}): choose fill <= threshold (< threshold for strict=False)")
@@ -100,6 +104,13 @@ def _shift_invariant(mech) -> CountingQuery:
 
 def _eps(eps) -> float:
     return real("eps", eps, minimum=0.0)
+
+
+def _mechanism(mechanism):
+    if not isinstance(mechanism, (Count, NoisyCount, ThresholdCount)):
+        raise TypeError(f"mechanism must be a pk.Count, pk.NoisyCount or pk.ThresholdCount, "
+                        f"got {type(mechanism).__name__}")
+    return mechanism
 
 
 def _log_h_threshold(mech: ThresholdCount, eps: float, forward: bool) -> np.ndarray:
@@ -154,7 +165,7 @@ def _result(log_delta: float, worst: int | None = None) -> DeltaResult:
 
 def apk_delta(mechanism, *, eps) -> DeltaResult:
     """Active partial knowledge: the worst case over the known rows' values (Def. 6)."""
-    eps = _eps(eps)
+    mechanism, eps = _mechanism(mechanism), _eps(eps)
     if isinstance(mechanism, ThresholdCount):
         per_b = np.maximum(_log_h_threshold(mechanism, eps, True), _log_h_threshold(mechanism, eps, False))
         worst = int(np.argmax(per_b))
@@ -164,7 +175,7 @@ def apk_delta(mechanism, *, eps) -> DeltaResult:
 
 def ppk_delta(mechanism, *, eps) -> DeltaResult:
     """Passive partial knowledge: the expectation over the known rows' values (Def. 7, Lemma 4)."""
-    eps = _eps(eps)
+    mechanism, eps = _mechanism(mechanism), _eps(eps)
     if isinstance(mechanism, ThresholdCount):
         b = np.arange(mechanism.known + 1)
         p = mechanism.p

@@ -51,6 +51,21 @@ __all__ = ["PrivacyLossDistribution"]
 LD = np.longdouble
 _SLACK = 1e-9          # bucket-edge slack (in buckets) for the rounding of L / Delta
 _MASS_RTOL = 1e-12     # relative rounding allowance of bucket masses, added to the bracket
+#: Most buckets a builder creates (16M: 256 MiB per mass vector in long double); checked before allocating.
+MAX_BUILD_BUCKETS = 1 << 24
+
+
+def _check_bucket_count(count: float, what: str) -> None:
+    if not count <= MAX_BUILD_BUCKETS:   # also catches inf and nan
+        raise ValueError(f"{what} needs {count:.3g} buckets, more than {MAX_BUILD_BUCKETS}: use a larger "
+                         "value_discretization_interval")
+
+
+def _positive_part(mp_, mq_, eps):
+    """(P-mass - e^eps Q-mass)_+ per bucket, as P (1 - e^{eps + log Q - log P})_+: no e^eps overflows."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        d = LD(eps) + np.log(mq_) - np.log(mp_)
+        return np.where(d < 0, mp_ * -np.expm1(np.minimum(d, LD(0))), LD(0))
 
 
 def _log_interval_masses(log_sf_lo, log_sf_hi, log_cdf_lo, log_cdf_hi):
@@ -69,20 +84,36 @@ class PrivacyLossDistribution:
                  infinity_mass_upper=0.0, infinity_mass_lower=0.0, overflow_mass_upper=0.0,
                  overflow_mass_lower=0.0, pessimistic_estimate: bool = True, max_buckets: int = 1 << 16,
                  shared_noise_key=None):
-        self.value_discretization_interval = float(interval)
-        self.offset = int(offset)
-        self.mass_upper = np.asarray(mass_upper, dtype=LD)
-        self.mass_lower = np.asarray(mass_lower, dtype=LD)
-        self.width = float(width)
-        self.infinity_mass_upper = LD(infinity_mass_upper)   # P-mass where Q = 0 (loss +inf)
-        self.infinity_mass_lower = LD(infinity_mass_lower)   # Q-mass where P = 0 (loss -inf)
-        self.overflow_mass_upper = LD(overflow_mass_upper)   # P-mass cut off the range (numerical)
-        self.overflow_mass_lower = LD(overflow_mass_lower)   # Q-mass cut off the range (numerical)
+        self.value_discretization_interval = real("interval", interval, minimum=0.0, min_inclusive=False)
+        self.offset = integer("offset", offset, minimum=-(2**62), maximum=2**62)
+        self.mass_upper = self._masses("mass_upper", mass_upper)
+        self.mass_lower = self._masses("mass_lower", mass_lower)
+        if self.mass_upper.shape != self.mass_lower.shape:
+            raise ValueError(f"mass_upper and mass_lower must have the same length, got {self.mass_upper.size} "
+                             f"and {self.mass_lower.size}")
+        self.width = real("width", width, minimum=1.0)
+        probability = dict(minimum=0.0, maximum=1.0 + 1e-9)
+        self.infinity_mass_upper = LD(real("infinity_mass_upper", infinity_mass_upper, **probability))  # loss +inf
+        self.infinity_mass_lower = LD(real("infinity_mass_lower", infinity_mass_lower, **probability))  # loss -inf
+        self.overflow_mass_upper = LD(real("overflow_mass_upper", overflow_mass_upper, **probability))  # cut off
+        self.overflow_mass_lower = LD(real("overflow_mass_lower", overflow_mass_lower, **probability))  # cut off
         self.pessimistic_estimate = bool(pessimistic_estimate)
-        self.max_buckets = int(max_buckets)
+        self.max_buckets = integer("max_buckets", max_buckets, minimum=2, maximum=MAX_BUILD_BUCKETS)
         self._shared_noise_key = shared_noise_key
         while self.mass_upper.size > self.max_buckets:
             self._coarsen()
+
+    @staticmethod
+    def _masses(name, values):
+        try:
+            arr = np.asarray(values, dtype=LD)
+        except (TypeError, ValueError, OverflowError):
+            raise TypeError(f"{name} must be a non-empty 1-d array of masses, got {type(values).__name__}") from None
+        if arr.ndim != 1 or arr.size == 0:
+            raise ValueError(f"{name} must be a non-empty 1-d array of masses, got shape {arr.shape}")
+        if not np.all(np.isfinite(arr)) or np.any(arr < 0):
+            raise ValueError(f"{name} must hold finite masses >= 0")
+        return arr
 
     # ------------------------------------------------------------------ builders
     @classmethod
@@ -100,7 +131,10 @@ class PrivacyLossDistribution:
             raise ValueError(f"pmf_upper and pmf_lower must have the same length, got {p.size} and {q.size}")
         dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
         both = (p > 0) & (q > 0)
-        x = (np.log(p[both]) - np.log(q[both])) / dx
+        with np.errstate(over="ignore"):
+            x = (np.log(p[both]) - np.log(q[both])) / dx
+        if x.size:
+            _check_bucket_count(float(np.max(x)) - float(np.min(x)) + 3, "the loss range of the pmfs")
         k = np.ceil(x + _SLACK * (1 + np.abs(x))).astype(np.int64)
         width = 1 + 2 * _SLACK * (1 + (float(np.max(np.abs(x))) if x.size else 0.0))
         off = int(k.min()) if k.size else 0
@@ -115,6 +149,7 @@ class PrivacyLossDistribution:
 
     @staticmethod
     def _check_pmf(name, values, tolerance):
+        tolerance = real("tolerance", tolerance, minimum=0.0, maximum=1.0)
         arr = np.asarray(values)
         if arr.ndim != 1 or arr.size == 0 or arr.dtype.kind not in "iuf":
             raise ValueError(f"{name} must be a non-empty 1-d array of real numbers")
@@ -153,9 +188,14 @@ class PrivacyLossDistribution:
         s = real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
         dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
         bound = real("log_mass_truncation_bound", log_mass_truncation_bound, maximum=-1.0)
-        mu = s * s / (2 * sigma * sigma)
-        sd = math.sqrt(2 * mu)
+        ratio = s / sigma
+        mu = 0.5 * ratio * ratio
+        if mu < 1e-300:     # the two laws coincide to the float range: all mass at loss 0
+            return cls(interval=dx, offset=0, mass_upper=[1.0], mass_lower=[1.0],
+                       pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
+        sd = math.sqrt(2 * mu) if math.isfinite(mu) else math.inf
         z = math.sqrt(-2 * bound) + 2
+        _check_bucket_count(2 * (mu + z * sd) / dx + 2, f"sensitivity/sigma = {ratio:.3g}")
         k_lo, k_hi = math.floor((-mu - z * sd) / dx), math.ceil((mu + z * sd) / dx)
         edges = np.arange(k_lo, k_hi + 1) * dx
         zp, zq = (edges - mu) / sd, (edges + mu) / sd
@@ -171,7 +211,8 @@ class PrivacyLossDistribution:
         s = real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
         dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
         e0 = s / b
-        k_top = math.ceil(e0 / dx - _SLACK)
+        _check_bucket_count(2 * e0 / dx + 3, f"sensitivity/scale = {e0:.3g}")
+        k_top = max(1, math.ceil(e0 / dx - _SLACK))
         edges = np.arange(-k_top, k_top + 1) * dx
         # continuous part: o in (0, s), L = (s - 2o)/b decreasing; L <= e  <=>  o >= (s - b e)/2
         o = np.clip((s - b * np.clip(edges, -e0, e0)) / 2, 0.0, s)
@@ -200,7 +241,9 @@ class PrivacyLossDistribution:
         evaluations of the C++ kernel per edge, no output grid.  sigma = 0 uses the lattice pmfs;
         no natural noise (N = 0, p in {0, 1}) is the Gaussian PLD.
         """
-        from .counting import _kernel
+        from .counting import CountingQuery, _kernel
+        if not isinstance(query, CountingQuery):
+            raise TypeError(f"query must be a ppk.CountingQuery, got {type(query).__name__}")
         dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
         bound = real("log_mass_truncation_bound", log_mass_truncation_bound, maximum=-1.0)
         N, p, sigma = query.n_unknown, query.p, query.sigma
@@ -222,11 +265,12 @@ class PrivacyLossDistribution:
 
         def reach(mirrored: bool) -> int:   # buckets until both tails are below the bound
             k = 1
-            while True:
+            while k <= MAX_BUILD_BUCKETS:
                 la, lb = kernel.tail_logs(sigma, np.array([k * dx]), mirrored)
                 if max(la[0], lb[0]) < bound:
                     return k
                 k *= 2
+            _check_bucket_count(math.inf, f"the loss range of {query!r}")
         k_hi, k_lo = reach(False), reach(True)
         up = np.arange(0, k_hi + 1) * dx
         down = np.arange(1, k_lo + 1) * dx                     # losses -dx, -2dx, ... via the mirror pair
@@ -252,20 +296,20 @@ class PrivacyLossDistribution:
     def _bracket_one(self, eps: float, k, mp_, mq_, p_inf, p_over):
         dx = LD(self.value_discretization_interval)
         hi_edge, lo_edge = k * dx, (k - LD(self.width)) * dx
-        e = np.exp(LD(eps))
         full = lo_edge >= eps
         strad = ~full & (hi_edge > eps)
-        exact = np.maximum(mp_[full] - e * mq_[full], 0).sum()
+        exact = _positive_part(mp_[full], mq_[full], eps).sum()
         # straddling bucket, loss in [lo, hi]: with u = e^{-L}, its contribution is the P-expectation of
         # the convex (1 - e^eps u)_+ at fixed mean E[u] = Q-mass / P-mass, maximal when the mass sits
         # at the two ends u = e^{-hi}, e^{-lo}: weight at L = hi is (P - Q e^lo) / (1 - e^{lo - hi}).
         lo_s, hi_s = lo_edge[strad], hi_edge[strad]
         at_hi = np.clip((mp_[strad] - mq_[strad] * np.exp(lo_s)) / -np.expm1(lo_s - hi_s), 0, mp_[strad])
         upper = exact + (at_hi * -np.expm1(LD(eps) - hi_s)).sum() + p_inf + p_over
-        lower = exact + np.maximum(mp_[strad] - e * mq_[strad], 0).sum() + p_inf
+        lower = exact + _positive_part(mp_[strad], mq_[strad], eps).sum() + p_inf
         # the masses carry rounding (tails from double-precision logs), which the difference
         # P - e^eps Q can amplify: widen by _MASS_RTOL times the magnitudes that entered
-        slack = LD(_MASS_RTOL) * ((mp_[full] + e * mq_[full]).sum() + mp_[strad].sum() + p_inf)
+        # (in a bucket above eps, e^eps Q-mass <= P-mass)
+        slack = LD(_MASS_RTOL) * (2 * mp_[full].sum() + mp_[strad].sum() + p_inf)
         return max(lower - slack, LD(0)), min(upper + slack, LD(1))
 
     def _bracket_ld(self, eps: float):

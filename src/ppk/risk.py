@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special
 
-from ._validate import integer, real
+from ._validate import EPS_MAX_CLOSED_FORM, integer, real
 
 __all__ = ["BesselK", "confidence", "eps_for_confidence", "calibrate_eps0", "confidence_exact", "confidence_mc",
            "laplace_overlap", "dkw_alpha", "empirical_confidence", "combined_confidence",
@@ -35,8 +35,11 @@ class BesselK:
     pdf(t) = e^{-t} sum_i c_i t^i and cdf(x) = sum_i c_i i! P(i+1, x).  Stable for k up to hundreds.
     """
 
+    #: largest k: the closed form has k terms, stable for k up to hundreds
+    K_MAX = 1000
+
     def __init__(self, k: int = 1):
-        self.k = integer("k", k, minimum=1)
+        self.k = integer("k", k, minimum=1, maximum=self.K_MAX)
         i = np.arange(self.k)
         self._log_c = (math.log(2) + special.gammaln(self.k) - special.gammaln(i + 1) - special.gammaln(self.k - i)
                        + special.gammaln(2 * self.k - 1 - i) - (2 * self.k - 1 - i) * math.log(2)
@@ -80,9 +83,15 @@ class BesselK:
         return np.abs(gen.gamma(self.k, 1.0, size) - gen.gamma(self.k, 1.0, size))
 
 
+def _eps0(eps0) -> float:
+    return real("eps0", eps0, minimum=0.0, maximum=EPS_MAX_CLOSED_FORM, min_inclusive=False)
+
+
 def _eps_pair(eps, eps0):
-    eps0 = real("eps0", eps0, minimum=0.0, min_inclusive=False)
-    eps = real("eps", eps, minimum=0.0, maximum=eps0)
+    eps0 = _eps0(eps0)
+    eps = real("eps", eps, minimum=0.0)
+    if eps > eps0:
+        raise ValueError(f"eps must be <= eps0 = {eps0!r}, got eps={eps!r}")
     return eps, eps0
 
 
@@ -100,7 +109,7 @@ def confidence(*, eps, eps0, k=1) -> float:
 def eps_for_confidence(*, gamma, eps0, k=1) -> float:
     """Inverse of :func:`confidence` in eps: Eq. 4 for k = 1, root finding otherwise."""
     gamma = real("gamma", gamma, minimum=0.0, maximum=1.0)
-    eps0 = real("eps0", eps0, minimum=0.0, min_inclusive=False)
+    eps0 = _eps0(eps0)
     k = integer("k", k, minimum=1)
     if k == 1:
         return -math.log1p(-gamma * -math.expm1(-eps0))
@@ -259,14 +268,15 @@ def crossover(*, eps0, delta, eps=None, gamma=0.0) -> float:
     eps0 sqrt(2 n ln(1/delta)) + n mu < n eps0  <=>  n > 2 eps0^2 ln(1/delta) / (eps0 - mu)^2  (needs mu < eps0);
     inf when mu >= eps0 (never).
     """
-    eps0 = real("eps0", eps0, minimum=0.0, min_inclusive=False)
+    eps0 = _eps0(eps0)
     eps = eps0 if eps is None else eps
     eps, eps0 = _eps_pair(eps, eps0)
     delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
     mu = _mu(eps0, eps, real("gamma", gamma, minimum=0.0, maximum=1.0))
     if mu >= eps0:
         return math.inf
-    return math.floor(2 * eps0**2 * math.log(1 / delta) / (eps0 - mu) ** 2) + 1
+    n = 2 * eps0**2 * math.log(1 / delta) / (eps0 - mu) ** 2 if eps0 - mu > 1e-150 else math.inf
+    return math.floor(n) + 1 if n < 2.0**63 else math.inf
 
 
 def eps_lower_bound_from_mae(*, max_mae, sensitivity=1.0) -> float:
@@ -316,7 +326,8 @@ class CostModel:
         Root of f_T(eps)(e^{-c/eps} - e^{-c/eps0}) + F_T(eps) c e^{-c/eps}/eps^2 by bracketed root finding,
         cross-checked with bounded minimisation (the paper's convexity claim fails for eps0 >= 2, spec §5.7).
         """
-        eps0 = real("eps0", eps0, minimum=0.0, min_inclusive=False)
+        # below 1e-9 the slope's e^{-c/eps} underflows long before eps reaches 0
+        eps0 = real("eps0", eps0, minimum=1e-9, maximum=EPS_MAX_CLOSED_FORM)
         t = BesselK(k)
         c = self.c
 

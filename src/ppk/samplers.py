@@ -39,13 +39,13 @@ def _rational(name: str, value, *, allow_zero: bool) -> Fraction:
     """The exact rational a finite non-negative real parameter denotes."""
     if isinstance(value, bool) or not isinstance(value, (numbers.Real, Fraction)):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} ({value!r})")
-    if isinstance(value, Fraction):
-        out = value
+    if isinstance(value, (Fraction, numbers.Integral)):
+        out = Fraction(value)
     else:
         f = float(value)
         if f != f or f in (float("inf"), float("-inf")):
             raise ValueError(f"{name} must be finite, got {value!r}")
-        out = Fraction(value) if isinstance(value, numbers.Integral) else Fraction(f)
+        out = Fraction(f)
     if out < 0 or (out == 0 and not allow_zero):
         raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
     return out

@@ -125,10 +125,14 @@ class EmpiricalSensitivity:
     """The empirical distribution of sampled sensitivities (Def. 14)."""
 
     def __init__(self, samples):
-        s = np.sort(np.asarray(samples, dtype=float))
+        try:
+            s = np.asarray(samples, dtype=float)
+        except (TypeError, ValueError, OverflowError):
+            raise TypeError(f"samples must be a non-empty 1-d array of finite real values, got {type(samples).__name__}") \
+                from None
         if s.ndim != 1 or s.size == 0 or not np.all(np.isfinite(s)):
-            raise ValueError("samples must be a non-empty 1-d array of finite values")
-        self.samples = s
+            raise ValueError(f"samples must be a non-empty 1-d array of finite values, got shape {s.shape}")
+        self.samples = np.sort(s)
 
     def ecdf(self, x) -> float:
         return float(np.searchsorted(self.samples, x, side="right") / self.samples.size)

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import optimize, special, stats
 
+from ._logmath import log1mexp
 from ._random import as_source, warn_if_seeded
 from ._validate import integer, real
 from .samplers import rounded_gaussian
@@ -34,8 +35,14 @@ __all__ = ["random_partition", "PartitionMechanism", "count_delta", "composition
            "compare_sp_dp", "TABLE_I", "TABLE_II"]
 
 
+#: Largest database the O(n) routines here take (a permutation or a pmf of n + 1 entries).
+MAX_N = 10**7
+
+
 def _sizes(n, sizes) -> tuple[int, list[int]]:
-    n = integer("n", n, minimum=1)
+    n = integer("n", n, minimum=1, maximum=MAX_N)
+    if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__"):
+        raise TypeError(f"sizes must be a list of block sizes, got {type(sizes).__name__}")
     sizes = [integer("sizes", s, minimum=1) for s in sizes]
     if not sizes:
         raise ValueError("sizes must name at least one block")
@@ -78,6 +85,7 @@ class PartitionMechanism:
 
 def count_delta(*, N, p, eps) -> float:
     """delta(eps) of the noiseless count a + Bin(N, p), both orders (spec §1.3)."""
+    eps = real("eps", eps, minimum=0.0)
     return CountingQuery(n=integer("N", N, minimum=0) + 1, known=0, p=p, sigma=0.0).delta(eps)
 
 
@@ -87,6 +95,7 @@ def composition_bound(*, n, sizes, p, eps, known: int = 0) -> float:
     With ``known > 0`` rows known to the attacker (non-identical entries: point masses), Thm 5.2 with
     the Ex. 1 sampling curves: sum_k (n_k / n) sampling_privacy_curve(n, n_k, known, p, eps).
     """
+    eps = real("eps", eps, minimum=0.0)
     n, sizes = _sizes(n, sizes)
     known = integer("known", known, minimum=0, maximum=n - 1)
     if known == 0:
@@ -113,11 +122,15 @@ def composition_delta_exact(*, n, sizes, p, eps) -> float:
     inner1 = np.concatenate([[-np.inf], stats.binom.logpmf(c[:-1], S - 1, p)])
     outer = stats.binom.logpmf(c, S, p)
     logp = {a: np.logaddexp(math.log(lam) + (inner1 if a else inner), math.log1p(-lam) + outer) for a in (0, 1)}
-    best = 0.0
+    best = -math.inf
     for a, b in ((1, 0), (0, 1)):
-        diff = np.exp(logp[a]) - math.exp(eps) * np.exp(logp[b])
-        best = max(best, float(np.sum(np.maximum(diff, 0.0))))
-    return best
+        # (P_a - e^eps P_b)_+ = P_a (1 - e^{eps + log P_b - log P_a})_+ : positive terms only, in logs
+        with np.errstate(invalid="ignore"):    # -inf - -inf where both pmfs vanish: no term
+            d = eps + logp[b] - logp[a]
+            keep = d < 0
+        if np.any(keep):
+            best = max(best, float(special.logsumexp(logp[a][keep] + log1mexp(d[keep]))))
+    return math.exp(best)
 
 
 def sampling_privacy_curve(*, n, sample, known, p, eps, population: str = "corrected", conditional: bool = True):
@@ -127,6 +140,7 @@ def sampling_privacy_curve(*, n, sample, known, p, eps, population: str = "corre
     ``population="corrected"`` draws the other sample - 1 rows from the n - 1 non-target rows (the
     paper writes n, spec §7.1); ``conditional=False`` multiplies by sample/n (Def. 3.3's unconditional SPC).
     """
+    eps = real("eps", eps, minimum=0.0)
     n = integer("n", n, minimum=2)
     s = integer("sample", sample, minimum=1, maximum=n)
     v = integer("known", known, minimum=0, maximum=n - 1)

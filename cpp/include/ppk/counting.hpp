@@ -70,7 +70,7 @@ inline DeltaBounds gaussian_delta(real sigma, real eps, real sens = 1) {
   const real yb = eps * sigma / sens + sens / (2 * sigma);
   if (ya >= 1) {
     const real la = log_sf(ya);
-    const real log_ratio = log_mills(yb) - log_mills(ya);   // log(e^eps Phi(-yb) / Phi(-ya)) < 0
+    const real log_ratio = log_mills_ratio(ya, sens / sigma);   // log(e^eps Phi(-yb) / Phi(-ya)) < 0
     r.log_delta = la + log1mexp(log_ratio);
     // relative error: the scale Phi(-ya) (not amplified) + the ratio (amplified by ratio / (1 - ratio))
     const real amplify = std::exp(log_ratio - log1mexp(log_ratio));
@@ -265,7 +265,9 @@ class NoisyCountDirection {
       const real f = e.L - eps;
       if (f < 0) lo = v; else hi = v;
       r = Root{v, std::fabs(f / e.dL), e.dL, e.err};
-      if (std::fabs(f) <= 1e-2L * e.err) break;  // at the rounding floor of L
+      // at the rounding floor of L: further steps only chase rounding (the certified bracket
+      // below widens by err / slope anyway)
+      if (std::fabs(f) <= e.err) break;
       real next = v - f / e.dL;
       if (!std::isfinite(next) || next <= lo || next >= hi) next = lo + (hi - lo) / 2;
       if (std::fabs(next - v) <= 1e-19L * std::max<real>(1, std::fabs(v))) break;

@@ -33,8 +33,8 @@ inline real log_cdf(real x) { return log_sf(-x); }
 // exponent y^2/2 <= 50 costs < 1e-17 absolute; y >= 10: the asymptotic series
 // R(y) = (1/y) sum_m (-1)^m (2m-1)!! / y^{2m}, summed to its smallest term
 // (< e^{-y^2/2} < 2e-22 relative).
-inline real log_mills(real y) {
-  if (y < 10) return std::log(0.5L * std::erfc(y * kSqrt1_2)) + 0.5L * y * y + kLnSqrt2Pi;
+// log of the asymptotic series factor S(y) = y R(y), y >= 10 (log S is O(1/y^2)).
+inline real log_mills_series(real y) {
   const real r = 1 / (y * y);
   real term = 1, sum = 1;
   for (int m = 1; m < 200; ++m) {
@@ -43,7 +43,21 @@ inline real log_mills(real y) {
     term = next;
     sum += term;
   }
-  return std::log(sum) - std::log(y);
+  return std::log(sum);
+}
+
+inline real log_mills(real y) {
+  if (y < 10) return std::log(0.5L * std::erfc(y * kSqrt1_2)) + 0.5L * y * y + kLnSqrt2Pi;
+  return log_mills_series(y) - std::log(y);
+}
+
+// log R(ya + d) - log R(ya) for d > 0 given on its own (not as a difference of two large y):
+// for ya >= 10 it is log S(yb) - log S(ya) - log1p(d / ya), exact where the two ratios agree
+// to far more digits than a long double holds (ya = 1e10, d = 1e-8).
+inline real log_mills_ratio(real ya, real d) {
+  const real yb = ya + d;
+  if (ya < 10) return log_mills(yb) - log_mills(ya);
+  return log_mills_series(yb) - log_mills_series(ya) - std::log1p(d / ya);
 }
 
 }  // namespace ppk
