@@ -69,7 +69,8 @@ def test_never_above_the_gaussian_mechanism(N, p, log_sigma, log_eps):
     # the unknown rows are independent of the challenge: adding them is post-processing
     bw = analytic_gaussian_log_delta(sigma=sigma, eps=eps)
     got = query(N, p, sigma).log_delta(eps)
-    assert got <= bw + 1e-12 + 1e-15 * abs(bw)
+    # to the stated accuracy: 1e-12, or 20 units in the last place of |log delta| where it is huge
+    assert got <= bw + 1e-12 + 20 * 2.0**-52 * abs(bw)
 
 
 def test_eps_to_infinity_tends_to_the_distinguishing_mass():
@@ -114,10 +115,11 @@ def test_ctrl_c_interrupts_a_long_computation():
     import subprocess
     import sys
     import time
-    code = ("import faulthandler, signal, sys, numpy as np, ppk\n"
+    # the child gets Python's own Ctrl-C handler: a shell starts background jobs with SIGINT ignored,
+    # and a child would inherit that (an interactive Python never has it)
+    code = ("import faulthandler, signal, numpy as np, ppk\n"
+            "signal.signal(signal.SIGINT, signal.default_int_handler)\n"
             "faulthandler.register(signal.SIGUSR1)\n"
-            "print('child: SIGINT', signal.getsignal(signal.SIGINT), sorted(signal.pthread_sigmask(signal.SIG_BLOCK, [])),"
-            " file=sys.stderr, flush=True)\n"
             "q = ppk.CountingQuery(n=10**12, known=0, p=0.5, sigma=3.0)\n"
             "q.log_delta(1e-3)   # builds the kernel's pmf cache (1-2 s, not interruptible)\n"
             "print('started', flush=True)\n"
@@ -133,9 +135,6 @@ def test_ctrl_c_interrupts_a_long_computation():
             out, err = proc.communicate(timeout=20)
         except subprocess.TimeoutExpired:
             proc.send_signal(signal.SIGUSR1)       # where is it stuck?
-            import os
-            mask = signal.pthread_sigmask(signal.SIG_BLOCK, [])
-            print(f"parent: SIGINT handler {signal.getsignal(signal.SIGINT)}, blocked {sorted(mask)}, pid {os.getpid()}")
             time.sleep(1.0)
             proc.kill()
             out, err = proc.communicate()
@@ -186,7 +185,8 @@ def _noiseless_far_tail_oracle(N, p, eps, terms=400):
 
 @pytest.mark.parametrize("N,p,sigma,eps", [(5, 0.5, 0.0923, 1e-4), (99_998, 0.5, 0.5, 20.0), (10, 0.5, 1e4, 20.0),
                                            (0, 0.5, 3.0, 0.5), (0, 0.5, 1e5, 1.0), (2_999, 0.05, 3.0, 8.0),
-                                           (0, 0.5, 1e8, 100.0)])   # once -inf: two Mills ratios equal to 1e-18
+                                           (0, 0.5, 1e8, 100.0),    # once -inf: two Mills ratios equal to 1e-18
+                                           (0, 0.5, 9.873228288758605e17, 1e-17)])   # once NaN, ya in [1, 10)
 def test_certified_bound_is_above_the_truth_at_the_last_bit(N, p, sigma, eps):
     # round-up(x) >= round-to-nearest(x): the bound, rounded up, can never be below the oracle's double
     want = float(oracle.log_delta(N, p, sigma, eps))

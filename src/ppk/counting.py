@@ -164,9 +164,20 @@ class CountingQuery:
         f0 = excess(0.0)
         if f0 <= 0:
             return 0.0
-        lo, hi = 0.0, 1.0
-        while excess(hi) > 0:
-            lo, hi = hi, 2.0 * hi
-            if hi > _EPS_SEARCH_MAX:
+        # a factor-2 bracket first (doubling up from 1, or halving down), so that the root search
+        # starts close: log delta falls like eps^2 var / 2, which a bracket [0, 1] resolves slowly
+        lo, hi = 1.0, 1.0
+        f_lo = f_hi = excess(1.0)
+        while f_lo > 0:
+            hi, f_hi = 2.0 * lo, excess(2.0 * lo)
+            if f_hi > 0 and 2.0 * lo > _EPS_SEARCH_MAX:
                 return math.inf
-        return smallest_feasible(excess, lo, hi, rtol=rtol).x
+            if f_hi <= 0:
+                break
+            lo, f_lo = hi, f_hi
+        while f_lo <= 0:
+            if lo < 1e-300:
+                return lo
+            hi, f_hi = lo, f_lo
+            lo, f_lo = 0.5 * lo, excess(0.5 * lo)
+        return smallest_feasible(excess, lo, hi, f_lo=f_lo, f_hi=f_hi, rtol=rtol).x

@@ -71,10 +71,19 @@ inline DeltaBounds gaussian_delta(real sigma, real eps, real sens = 1) {
   if (ya >= 1) {
     const real la = log_sf(ya);
     const real log_ratio = log_mills_ratio(ya, sens / sigma);   // log(e^eps Phi(-yb) / Phi(-ya)) < 0
+    if (!(log_ratio < 0)) {   // not resolved: delta <= Phi(-ya) is safe
+      r.log_delta = r.log_upper = la;
+      return r;
+    }
     r.log_delta = la + log1mexp(log_ratio);
-    // relative error: the scale Phi(-ya) (not amplified) + the ratio (amplified by ratio / (1 - ratio))
+    // relative error: the scale Phi(-ya) (not amplified) + the ratio's error (amplified by
+    // ratio / (1 - ratio)).  log_mills_ratio is accurate to ~1e-17 of its value, plus the absolute
+    // rounding of the pieces it subtracts: the series logs (~1e-18/ya^2) or two log-Mills values (1e-17).
+    const real d = sens / sigma;
+    const real piece_err = ya >= 10 ? 1e-18L / (ya * ya) : (d * std::max<real>(1, ya) > 1e-3L ? 1e-17L : 0);
+    const real ratio_err = 1e-17L * std::fabs(log_ratio) + piece_err;
     const real amplify = std::exp(log_ratio - log1mexp(log_ratio));
-    r.log_upper = r.log_delta + std::log1p(kRho + rounding_bound(la) + 1e-17L * amplify);
+    r.log_upper = r.log_delta + std::log1p(kRho + rounding_bound(la) + ratio_err * amplify);
     return r;
   }
   const real la = log_sf(ya), lb = eps + log_sf(yb);

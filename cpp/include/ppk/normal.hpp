@@ -54,10 +54,26 @@ inline real log_mills(real y) {
 // log R(ya + d) - log R(ya) for d > 0 given on its own (not as a difference of two large y):
 // for ya >= 10 it is log S(yb) - log S(ya) - log1p(d / ya), exact where the two ratios agree
 // to far more digits than a long double holds (ya = 1e10, d = 1e-8).
+// For ya < 10 and d max(1, ya) <= 1e-3 the two ratios also agree to more digits than a long double
+// holds; then R(yb)/R(ya) = (1 - P/sf(ya)) e^{d (ya + d/2)} with P = sf(ya) - sf(yb) the mass of
+// [ya, yb], taken from its Hermite series  P = phi(ya) sum_n (-1)^n He_n(ya) d^{n+1}/(n+1)!
+// (terms fall by ~ya d <= 1e-3; 12 terms leave < 1e-36 relative).
 inline real log_mills_ratio(real ya, real d) {
   const real yb = ya + d;
-  if (ya < 10) return log_mills(yb) - log_mills(ya);
-  return log_mills_series(yb) - log_mills_series(ya) - std::log1p(d / ya);
+  if (ya >= 10) return log_mills_series(yb) - log_mills_series(ya) - std::log1p(d / ya);
+  if (d * std::max<real>(1, std::fabs(ya)) > 1e-3L) return log_mills(yb) - log_mills(ya);
+  real he_prev = 1, he = ya;            // He_0, He_1
+  real power = d, factorial = 1, sum = d;
+  for (int n = 1; n < 12; ++n) {         // term n: (-1)^n He_n d^{n+1} / (n+1)!
+    power *= d;
+    factorial *= (n + 1);
+    sum += ((n & 1) ? -he : he) * power / factorial;
+    const real next = ya * he - n * he_prev;
+    he_prev = he;
+    he = next;
+  }
+  const real log_p_over_sf = std::log(sum) - 0.5L * ya * ya - kLnSqrt2Pi - log_sf(ya);   // log(P / sf(ya))
+  return std::log1p(-std::exp(log_p_over_sf)) + d * (ya + 0.5L * d);
 }
 
 }  // namespace ppk
