@@ -134,7 +134,18 @@ class NoisyCountDirection {
         return r;
       }
     }
-    return threshold(sigma, eps);
+    bool resolved = true;
+    const DeltaBounds t = threshold(sigma, eps, &resolved);
+    if (resolved) return t;
+    // The root could not be located to a quarter count (N >~ 1e10 deep in the tail: the loss is
+    // ~1e10 in size there and its rounding moves the root by thousands of counts), so A - e^eps B
+    // is rounding noise.  Adding noise is post-processing: delta(sigma) <= delta(0), exactly, and
+    // the noiseless sum is exact and short in that regime -- report it (pessimistic, never below).
+    DeltaBounds r = noiseless(eps);
+    r.log_upper = std::min(r.log_upper, t.log_upper);
+    r.log_delta = std::min(r.log_delta, r.log_upper);
+    r.method = 2;
+    return r;
   }
 
   // sigma = 0: H = sum_{j >= j0} (w_{j-1} - e^eps w_j), a sum of positive terms written with the
@@ -197,10 +208,12 @@ class NoisyCountDirection {
   //   H <= H(v) + (width in o) max_{bracket} p_0 e^eps expm1(Delta_L)              (second order)
   //   H <= A(v - h) - e^eps B(v + h)                 (A, B decrease in the threshold: first order)
   // whichever is smaller, plus rho (A + e^eps B) for rounding and the omitted mass of A.
-  DeltaBounds threshold(real sigma, real eps) const {
+  DeltaBounds threshold(real sigma, real eps, bool* resolved = nullptr) const {
     LogPmfMemo lw(w_);
     const Root root = solve_loss(sigma, eps, lw);
     const real v = root.v;
+    if (resolved != nullptr)   // the root's uncertainty in counts: (|f/L'| + err/L') sigma^2
+      *resolved = (root.step_est + root.err / root.slope) * sigma * sigma <= 0.25L;
     real h = 2 * root.step_est + (root.slope > 0 ? 2 * root.err / root.slope : 0);
     if (!(h < kInf)) h = 1;
     h = std::max({h, 1e-18L * std::max<real>(1, std::fabs(v)), 1e-30L});
@@ -256,7 +269,11 @@ class NoisyCountDirection {
   struct Root { real v, step_est, slope, err; };   // |f / L'|, L' and the error of L at the root
 
   // The root of L(v) = eps: Newton safeguarded by the explicit bracket (class comment), so
-  // every step stays inside a finite interval that holds the root and shrinks.
+  // every step stays inside a finite interval that holds the root and shrinks.  The slope
+  // dL/dv = 1 + E_1[j] - E_0[j] is a difference of two posterior means; where the natural noise
+  // dominates (N p q >> sigma^2) it is ~sigma^2/(N p q) and those means (~1e9) leave it no digits.
+  // Then the step uses the secant of the last two iterates, or the Gaussian approximation
+  // sigma^2 / (N p q + sigma^2) before there are two.
   Root solve_loss(real sigma, real eps, LogPmfMemo& lw) const {
     const std::int64_t N = w_.N(), k0 = w_.mode();
     const real is2 = 1 / (sigma * sigma);
@@ -264,23 +281,38 @@ class NoisyCountDirection {
     real lo = base - static_cast<real>(k0) * is2 - std::fabs(base) * 1e-18L;
     real hi = base + static_cast<real>(N - k0) * is2 + std::fabs(base) * 1e-18L;
     const real p = w_.p(), q = w_.q();
-    const real var = static_cast<real>(N) * p * q + sigma * sigma;
+    const real npq = static_cast<real>(N) * p * q, var = npq + sigma * sigma;
+    const real slope_gauss = sigma * sigma / var;
     real v = ((static_cast<real>(N) * p - static_cast<real>(k0) + 0.5L) + eps * var) * is2;  // Gaussian approx
     if (!(v > lo && v < hi)) v = lo + (hi - lo) / 2;
-    Root r{v, 0, 0, 0};
+    Root r{v, 0, slope_gauss, 0};
+    real v_prev = 0, f_prev = 0;
+    bool have_prev = false;
     for (int it = 0; it < 400; ++it) {
       poll_cancel();
       const LossEval e = loss(v, sigma, lw);
       const real f = e.L - eps;
+      if (!std::isfinite(f)) {   // cannot tell the side: back towards the last good iterate
+        if (!have_prev) break;
+        v = v_prev + (v - v_prev) / 4;
+        continue;
+      }
       if (f < 0) lo = v; else hi = v;
-      r = Root{v, std::fabs(f / e.dL), e.dL, e.err};
-      // at the rounding floor of L: further steps only chase rounding (the certified bracket
-      // below widens by err / slope anyway)
-      if (std::fabs(f) <= e.err) break;
-      real next = v - f / e.dL;
+      const real slope_floor = 1e-15L * (std::fabs(e.mean0) + 1);   // ~1e3 times the rounding of dL
+      real slope = e.dL;
+      if (!(slope > slope_floor)) {
+        const real secant = have_prev ? (f - f_prev) / (v - v_prev) : 0;
+        slope = secant > 0 && std::isfinite(secant) ? secant : slope_gauss;
+      }
+      r = Root{v, std::fabs(f / slope), slope, e.err};
+      if (std::fabs(f) <= e.err) break;  // at the rounding floor of L (the certified bracket widens by err/slope)
+      real next = v - f / slope;
       if (!std::isfinite(next) || next <= lo || next >= hi) next = lo + (hi - lo) / 2;
       if (std::fabs(next - v) <= 1e-19L * std::max<real>(1, std::fabs(v))) break;
       if (hi - lo <= 1e-18L * std::max<real>(1, std::fabs(v))) break;
+      v_prev = v;
+      f_prev = f;
+      have_prev = true;
       v = next;
     }
     return r;
@@ -296,13 +328,13 @@ class NoisyCountDirection {
   LossEval loss(real v, real sigma, LogPmfMemo& lw) const {
     const std::int64_t k0 = w_.mode(), N = w_.N();
     const real is2 = 1 / (sigma * sigma);
-    auto term_abs = [&](int shift) {   // for the peak searches only (comparisons of neighbours)
+    auto increment = [&](int shift) {   // t_{k+1} - t_k, exact: no term of size v j is formed
       return [&, shift](std::int64_t k) {
-        const real j = static_cast<real>(k - k0);
-        return lw.direct(k) + j * (v - (0.5L * j + shift) * is2);
+        return w_.log_step(k) + v - (static_cast<real>(k - k0) + 0.5L + shift) * is2;
       };
     };
-    const std::int64_t p1 = log_concave_peak(term_abs(1), 0, N), p0 = log_concave_peak(term_abs(0), 0, N);
+    const std::int64_t p1 = log_concave_peak_by_step(increment(1), 0, N);
+    const std::int64_t p0 = log_concave_peak_by_step(increment(0), 0, N);
     const real jr = static_cast<real>(p0 - k0);
     const real slope0 = v - jr * is2, slope1 = slope0 - is2;
     auto term = [&](real slope, std::int64_t k) {
@@ -410,8 +442,16 @@ class NoisyCountDirection {
       return log_mills(x) - kLnSqrt2Pi + d * (x_ref / sigma - 0.5L * d * is2);
     };
     auto log_term = [&](std::int64_t k, int shift) { return lw(k) + log_s_rel(k - k0 + shift); };
+    // t_{k+1} - t_k for the peak searches, from the closed-form pmf ratio and the exact change of log S
+    // (for x >= 100 with m_ref = 0: log Mills(x_{m+1}) - log Mills(x_m) + v - (m + 1/2)/sigma^2)
+    auto log_s_step = [&](std::int64_t m) {
+      const real x1 = x_of(m), x2 = x_of(m + 1);
+      if (x2 >= 100) return log_mills_ratio(x2, 1 / sigma) * -1 + v - (static_cast<real>(m) + 0.5L) * is2;
+      return log_sf(x2) - log_sf(x1);
+    };
     auto peak_of = [&](int shift) {
-      return log_concave_peak([&](std::int64_t k) { return lw.direct(k) + log_s_rel(k - k0 + shift); }, 0, N);
+      return log_concave_peak_by_step([&](std::int64_t k) { return w_.log_step(k) + log_s_step(k - k0 + shift); },
+                                      0, N);
     };
     const std::int64_t peak = peak_of(1);
     m_ref = peak - k0 + 1;
@@ -510,9 +550,17 @@ class NoisyCount {
 
   DeltaBounds evaluate(real sigma, real eps) const {
     if (degenerate_) return gaussian_delta(sigma, eps);
-    const DeltaBounds a = fwd_.evaluate(sigma, eps);
-    if (symmetric_) return a;
-    return max_bounds(a, bwd_.evaluate(sigma, eps));
+    DeltaBounds r = fwd_.evaluate(sigma, eps);
+    if (!symmetric_) r = max_bounds(r, bwd_.evaluate(sigma, eps));
+    if (sigma > 0) {
+      // adding the unknown rows is post-processing of the Gaussian mechanism: delta <= Balle-Wang,
+      // exactly.  Where A and e^eps B agree to ~1e-12 (sigma -> inf at small eps) the threshold
+      // formula's rounding can exceed that, so the closed form caps both numbers.
+      const real cap = gaussian_delta(sigma, eps).log_upper;
+      r.log_upper = std::min(r.log_upper, cap);
+      r.log_delta = std::min(r.log_delta, r.log_upper);
+    }
+    return r;
   }
 
  private:

@@ -41,13 +41,15 @@ inline bool remainder_negligible(real t, real d, real top, real scale, Compensat
   return true;
 }
 
-// argmax of a log-concave sequence on [kmin, kmax] (bisection on the sign of t_{k+1} - t_k).
-template <class Term>
-std::int64_t log_concave_peak(Term&& term, std::int64_t kmin, std::int64_t kmax) {
+// argmax of a log-concave sequence on [kmin, kmax] from its increments step(k) = t_{k+1} - t_k
+// (decreasing in k), by bisection on their sign.  Increments, not terms: the terms can be large
+// numbers whose rounding would hide the small differences between neighbours.
+template <class Step>
+std::int64_t log_concave_peak_by_step(Step&& step, std::int64_t kmin, std::int64_t kmax) {
   std::int64_t lo = kmin, hi = kmax;
   while (lo < hi) {
     const std::int64_t mid = lo + (hi - lo) / 2;
-    if (term(mid + 1) > term(mid)) lo = mid + 1; else hi = mid;
+    if (step(mid) > 0) lo = mid + 1; else hi = mid;
   }
   return lo;
 }
