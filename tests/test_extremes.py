@@ -206,7 +206,7 @@ def test_where_the_root_cannot_be_resolved_the_noiseless_curve_bounds_it():
     # root by ~1000 counts; ppk then reports delta(0), an exact upper bound (noise is post-processing).
     # Once the estimate here was e^9300 BELOW the truth.
     N = 499_999_999_999
-    want0 = max(_noiseless_far_tail_oracle(N, 0.5, 1.0), _noiseless_far_tail_oracle(N, 0.5, 1.0))
+    want0 = _noiseless_far_tail_oracle(N, 0.5, 1.0)     # p = 1/2: both orders are the same sum
     noisy = query(N, 0.5, 3.0)
     assert noisy.log_delta_upper(1.0) >= noisy.log_delta(1.0) >= want0 - 4e-16 * abs(want0)
     assert noisy.log_delta_upper(1.0) <= want0 + 4e-16 * abs(want0)
