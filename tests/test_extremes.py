@@ -103,6 +103,29 @@ def test_sigma_beyond_every_range_is_finite_and_pessimistic():
         analytic_gaussian_log_delta(sigma=1e8, eps=50.0)
 
 
+@pytest.mark.parametrize("sigma", [150.0, 1e5, 1e12, 1e20, 1e50, 1e100, 1e300])
+@pytest.mark.parametrize("eps_sigma", [0.0, 1e-12, 0.3, 0.9, 1.5])
+def test_gaussian_mechanism_at_huge_sigma_matches_a_700_digit_oracle(sigma, eps_sigma):
+    # once: the central region (eps sigma < 1) was a difference of two numbers ~1/2 that agree to
+    # 1/sigma, so from sigma ~ 1e18 on it reported the rounding floor, delta ~ 1e-16 (85 orders high)
+    mpmath = pytest.importorskip("mpmath")
+    eps = eps_sigma / sigma
+    with mpmath.workdps(700):
+        s, e = mpmath.mpf(sigma), mpmath.mpf(eps)
+        ref = float(mpmath.log(mpmath.ncdf(1 / (2 * s) - e * s) - mpmath.exp(e) * mpmath.ncdf(-e * s - 1 / (2 * s))))
+    got = analytic_gaussian_log_delta(sigma=sigma, eps=eps)
+    assert got == pytest.approx(ref, rel=1e-14, abs=1e-14)
+    assert ppk._kernels.gaussian_log_delta_upper(sigma=sigma, eps=eps) >= ref
+
+
+def test_huge_sigma_with_a_vanishing_natural_noise_is_fast_and_the_gaussian_curve():
+    # found by the fuzzer: N = 4.8e7, p = 2.4e-242, sigma = 1e100 walked all N terms (29 s) because a
+    # reference scale of -1e166 swallowed the walk's increments; X is 0 with probability 1 - 1e-234
+    q = ppk.CountingQuery(n=96_406_930, known=48_203_465, p=2.4001077453423136e-242, sigma=1e100)
+    assert q.log_delta(0.0) == pytest.approx(analytic_gaussian_log_delta(sigma=1e100, eps=0.0), rel=1e-15)
+    assert q.log_delta_upper(0.0) >= q.log_delta(0.0)
+
+
 def test_far_tail_at_a_trillion_rows_is_bounded_in_memory():
     # once: the per-call memo grew by doubling until std::bad_alloc (6.1 GiB)
     q = ppk.CountingQuery(n=10**12, known=5 * 10**11, p=0.5, sigma=3.0)

@@ -86,6 +86,26 @@ inline DeltaBounds gaussian_delta(real sigma, real eps, real sens = 1) {
     r.log_upper = r.log_delta + std::log1p(kRho + rounding_bound(la) + ratio_err * amplify);
     return r;
   }
+  const real d = sens / sigma;
+  if (d < 1e-2L) {
+    // Central region, sigma >> sens: Phi(-ya) and e^eps Phi(-yb) are both ~1/2 and agree to ~d, so
+    // their difference would be rounding.  Instead delta = P(ya < Z < yb) - expm1(eps) Phi(-yb), whose
+    // first term is phi(m) times a series in h = d/2 around the midpoint m = eps sigma / sens:
+    //   int_{-h}^{h} exp(-m t - t^2/2) dt = 2 (h + He2(m) h^3/3! + He4(m) h^5/5! + He6(m) h^7/7!),
+    // truncated at a relative O(h^8 He8(m)/9!) < 1e-20 (m < 1 + h here).  The subtracted term is at
+    // most ~yb R(yb) < 0.7 of the first (R the Mills ratio), so the difference keeps its digits.
+    const real m = eps * sigma / sens, h = d / 2, h2 = h * h, m2 = m * m;
+    const real he2 = m2 - 1, he4 = (m2 - 6) * m2 + 3, he6 = ((m2 - 15) * m2 + 45) * m2 - 15;
+    const real series = 2 * h * (1 + h2 * (he2 / 6 + h2 * (he4 / 120 + h2 * he6 / 5040)));
+    const real log_mass = -0.5L * m2 - kLnSqrt2Pi + std::log(series);
+    const real log_sub = eps > 0 ? std::log(std::expm1(eps)) + log_sf(yb) - log_mass : -kInf;   // < 0
+    if (log_sub < 0) {
+      r.log_delta = log_mass + log1mexp(log_sub);
+      const real amplify = 1 / -std::expm1(log_sub);   // relative errors of the two terms, magnified
+      r.log_upper = r.log_delta + std::log1p((kRho + 1e-17L) * (1 + 2 * amplify));
+      return r;
+    }
+  }
   const real la = log_sf(ya), lb = eps + log_sf(yb);
   r.log_delta = lb < la ? log_sub_exp(la, lb) : -kInf;
   const real err = std::log(kRho + rounding_bound(la)) + log_add_exp(la, lb);
@@ -113,7 +133,7 @@ struct TailPair {
   LogConcaveSum A, B;   // A = P(O_1 > o), B = P(O_0 > o), on one scale (C included)
   real rel_scale = 0;   // A's peak log-term relative to C
   real rel_scale_b = 0; // B's scale relative to C (= rel_scale unless B is far below A)
-  real log_c = 0;       // log C = -x_ref^2 / 2 at A's peak term
+  real log_c = 0;       // log C = -x_ref^2 / 2 at A's peak term when x_ref >= 100, else 0
   real rho() const { return kRho + rounding_bound(rel_scale); }       // relative error of a mantissa
   real log_c_err() const { return 4e-19L * std::fabs(log_c); }         // absolute error of log C
 };
@@ -433,13 +453,18 @@ class NoisyCountDirection {
     //   log S(m) - log C_ref = log Mills(x_m) - log sqrt(2 pi) + x_ref d / sigma - d^2 / (2 sigma^2),  d = m - m_ref
     // (the exact expansion of -x_m^2/2 around x_ref).  The peak is found with m_ref = 0; then m_ref is
     // moved to the peak, so every per-term log is small and rounds to a few ulps of its own size.
+    // C_ref is used only where the tails are in the Mills regime at the reference (x_ref >= 100);
+    // elsewhere log C = 0, so that log sf(x), a number of size <= ~x^2/2, is not absorbed into a
+    // large reference (at sigma = 1e100 a reference of -x_ref^2/2 ~ -1e166 would swallow every
+    // increment of the walk and its stopping rule would never fire).
     std::int64_t m_ref = 0;
-    real x_ref = vs, log_c = -0.5L * vs * vs;
+    real x_ref = vs, log_c = vs >= 100 ? -0.5L * vs * vs : 0;
     auto log_s_rel = [&](std::int64_t m) {
       const real x = x_of(m);
       if (x < 100) return log_sf(x) - log_c;
       const real d = static_cast<real>(m - m_ref);
-      return log_mills(x) - kLnSqrt2Pi + d * (x_ref / sigma - 0.5L * d * is2);
+      const real ref = x_ref >= 100 ? 0 : -0.5L * x_ref * x_ref - log_c;   // log C_ref - log C
+      return log_mills(x) - kLnSqrt2Pi + ref + d * (x_ref / sigma - 0.5L * d * is2);
     };
     auto log_term = [&](std::int64_t k, int shift) { return lw(k) + log_s_rel(k - k0 + shift); };
     // t_{k+1} - t_k for the peak searches, from the closed-form pmf ratio and the exact change of log S
@@ -456,7 +481,7 @@ class NoisyCountDirection {
     const std::int64_t peak = peak_of(1);
     m_ref = peak - k0 + 1;
     x_ref = x_of(m_ref);
-    log_c = -0.5L * x_ref * x_ref;
+    log_c = x_ref >= 100 ? -0.5L * x_ref * x_ref : 0;
     const real scale = log_term(peak, 1), top_b = log_term(peak_of(0), 0);
     // B <= A; B shares A's scale unless it would underflow there (e^eps B/A can still matter)
     const bool b_own = top_b < scale - 5000;
