@@ -65,7 +65,7 @@ def test_error_is_an_absolute_tolerance():
 
 
 def test_small_sigma_regime_is_solved_not_chased_to_zero():
-    # near the flat region sigma* jumps from 0 to ~0.46 (spec F8): never a 1e-20 "solution"
+    # near the flat region sigma* jumps from 0 to ~0.46 (docs/decisions.md): never a 1e-20 "solution"
     r = ppk.alg1(n=2001, known=1, p=0.4, eps=0.1741, delta=1e-6)
     assert r.sigma == 0.0 or r.sigma > 0.01
     _check_feasible_and_minimal(r)

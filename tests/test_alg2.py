@@ -59,7 +59,7 @@ def _truncation_oracle(n, t, a):
 
 
 def test_spec_reference_values_for_tau_and_truncation():
-    # spec R7/R8: n = 1e5, m = 5e4, kappa2 = 1e-6: tau = 0.0240904; T_L(eps = 0.01) = 2.4355e-3 for the
+    # reference values (40-digit mpmath): n = 1e5, m = 5e4, kappa2 = 1e-6: tau = 0.0240904; T_L(eps = 0.01) = 2.4355e-3 for the
     # thesis's continuous Laplace.  ppk's estimate is discrete Laplace: its T_L is the exact tail of that law,
     # within a factor 2/(1 + e^-a) of the continuous one (and never below the exact tail).
     t = alg2_module.hoeffding_t(kappa2=1e-6, m=50_000)
@@ -121,7 +121,7 @@ def test_edge_cases_do_not_crash(n, known_of, count_of):
     r = ppk.alg2(count=count, n=n, known=known, eps=1.0, delta=1e-6, rng=2)
     assert 0 <= r.sigma <= r.sigma_dp
     if r.branch != "fallback" and (r.p_lo == 0.0 or r.p_hi == 1.0):
-        assert r.sigma == r.sigma_dp   # spec R12: an interval reaching 0 or 1 has no natural noise
+        assert r.sigma == r.sigma_dp   # an interval reaching 0 or 1 has no natural noise
 
 
 @pytest.mark.parametrize("p", [1e-12, 0.01, 0.99, 1 - 1e-12])
@@ -155,7 +155,7 @@ def test_diagnostics_use_the_noisy_count():
     assert more.diagnostics.excluded >= d.excluded
     none = ppk.alg2(count=50_000, n=100_000, known=50_000, eps=0.1, delta=1e-6, diagnostics=True, rng=1)
     assert none.diagnostics.excluded == 0
-    # diagnostics are reporting only: they never change sigma (spec §1.4)
+    # diagnostics are reporting only: they never change sigma (docs/decisions.md)
     assert none.sigma == ppk.alg2(count=50_000, n=100_000, known=50_000, eps=0.1, delta=1e-6, rng=1).sigma
 
 

@@ -1,4 +1,4 @@
-"""DP baselines: the spec's table, orderings, the printed Cor. 3.2 shown unsafe, bad input."""
+"""DP baselines: a reference table, orderings, the printed Cor. 3.2 shown unsafe, bad input."""
 import math
 
 import numpy as np
@@ -7,7 +7,7 @@ import pytest
 import oracle
 from ppk import baselines as bl
 
-# spec ppk-dp.md §3 (checked there against 40-digit mpmath), sensitivity 1
+# reference values checked against 40-digit mpmath, sensitivity 1
 TABLE = [  # eps, delta, sigma_BW, sigma_32 corrected, sigma_32 printed, sigma_DR
     (1.0, 1e-6, 4.224679, 4.856382, 4.856382, 5.298803),
     (0.5, 1e-10, 11.43624, 12.80080, 9.051534, 13.63789),
@@ -20,12 +20,12 @@ TABLE = [  # eps, delta, sigma_BW, sigma_32 corrected, sigma_32 printed, sigma_D
 @pytest.mark.parametrize("eps,delta,bw,c32,printed,dr", TABLE)
 def test_spec_table(eps, delta, bw, c32, printed, dr):
     assert bl.analytic_gaussian_sigma(eps=eps, delta=delta) == pytest.approx(bw, rel=2e-6)
-    assert bl.optimal_gaussian_sigma(eps=eps, delta=delta) == pytest.approx(c32, rel=2e-6)
+    assert bl.sufficient_gaussian_sigma(eps=eps, delta=delta) == pytest.approx(c32, rel=2e-6)
     if eps < 1:
         with pytest.warns(bl.NotDifferentiallyPrivateWarning):
-            assert bl.optimal_gaussian_sigma(eps=eps, delta=delta, variant="as_printed") == pytest.approx(printed, rel=2e-6)
+            assert bl.sufficient_gaussian_sigma(eps=eps, delta=delta, variant="as_printed") == pytest.approx(printed, rel=2e-6)
     else:
-        assert bl.optimal_gaussian_sigma(eps=eps, delta=delta, variant="as_printed") == pytest.approx(printed, rel=2e-6)
+        assert bl.sufficient_gaussian_sigma(eps=eps, delta=delta, variant="as_printed") == pytest.approx(printed, rel=2e-6)
     assert bl.classic_gaussian_sigma(eps=eps, delta=delta, allow_eps_ge_1=True) == pytest.approx(dr, rel=2e-6)
 
 
@@ -33,7 +33,7 @@ def test_spec_table(eps, delta, bw, c32, printed, dr):
 @pytest.mark.parametrize("delta", [1e-14, 1e-10, 1e-6, 1e-3])
 def test_ordering_analytic_le_corrected_le_classic(eps, delta):
     a = bl.analytic_gaussian_sigma(eps=eps, delta=delta)
-    c = bl.optimal_gaussian_sigma(eps=eps, delta=delta)
+    c = bl.sufficient_gaussian_sigma(eps=eps, delta=delta)
     assert a <= c
     if eps < 1:
         assert c <= bl.classic_gaussian_sigma(eps=eps, delta=delta)
@@ -44,7 +44,7 @@ def test_ordering_analytic_le_corrected_le_classic(eps, delta):
 @pytest.mark.parametrize("eps,delta", [(0.5, 1e-10), (0.1, 1e-6), (0.001, 1e-14)])
 def test_printed_corollary_is_not_dp_below_eps_1(eps, delta):
     with pytest.warns(bl.NotDifferentiallyPrivateWarning):
-        s = bl.optimal_gaussian_sigma(eps=eps, delta=delta, variant="as_printed")
+        s = bl.sufficient_gaussian_sigma(eps=eps, delta=delta, variant="as_printed")
     assert bl.analytic_gaussian_delta(sigma=s, eps=eps) > 100 * delta
 
 
@@ -65,8 +65,8 @@ def test_analytic_delta_matches_oracle_and_vectorises():
 
 
 def test_composition_scales_with_sqrt_c():
-    one = bl.optimal_gaussian_sigma(eps=0.5, delta=1e-6)
-    assert bl.optimal_gaussian_sigma(eps=0.5, delta=1e-6, compositions=4) == pytest.approx(2 * one)
+    one = bl.sufficient_gaussian_sigma(eps=0.5, delta=1e-6)
+    assert bl.sufficient_gaussian_sigma(eps=0.5, delta=1e-6, compositions=4) == pytest.approx(2 * one)
 
 
 def test_laplace_scale():
@@ -77,9 +77,9 @@ def test_laplace_scale():
 @pytest.mark.parametrize("call,word", [
     (lambda: bl.classic_gaussian_sigma(eps=1.0, delta=1e-6), "eps"),
     (lambda: bl.classic_gaussian_sigma(eps=0.5, delta=0.0), "delta"),
-    (lambda: bl.optimal_gaussian_sigma(eps=0.5, delta=0.3), "delta"),
-    (lambda: bl.optimal_gaussian_sigma(eps=0.5, delta=1e-6, variant="nope"), "variant"),
-    (lambda: bl.optimal_gaussian_sigma(eps=0.5, delta=1e-6, compositions=0), "compositions"),
+    (lambda: bl.sufficient_gaussian_sigma(eps=0.5, delta=0.3), "delta"),
+    (lambda: bl.sufficient_gaussian_sigma(eps=0.5, delta=1e-6, variant="nope"), "variant"),
+    (lambda: bl.sufficient_gaussian_sigma(eps=0.5, delta=1e-6, compositions=0), "compositions"),
     (lambda: bl.analytic_gaussian_sigma(eps=0.0, delta=1e-6), "eps"),
     (lambda: bl.analytic_gaussian_sigma(eps=0.1, delta=1.0), "delta"),
     (lambda: bl.analytic_gaussian_sigma(eps=0.1, delta=1e-6, sensitivity=-1), "sensitivity"),
@@ -89,3 +89,9 @@ def test_laplace_scale():
 def test_bad_input(call, word):
     with pytest.raises(ValueError, match=word):
         call()
+
+
+def test_old_name_of_the_sufficient_sigma_warns_and_agrees():
+    with pytest.warns(DeprecationWarning, match="sufficient_gaussian_sigma"):
+        old = bl.optimal_gaussian_sigma(eps=0.5, delta=1e-6)
+    assert old == bl.sufficient_gaussian_sigma(eps=0.5, delta=1e-6)

@@ -91,7 +91,7 @@ def test_tiny_sigma_equals_noiseless_without_a_noise_floor(sigma):
 
 
 def test_flat_region_ends_continuously():
-    # F4: identical to sigma = 0 for sigma <= ~0.07, then a smooth drop (spec F4 check values)
+    # the flat region (docs/method.md): identical to sigma = 0 for sigma <= ~0.07, then a smooth drop
     N, p, eps = 4999, 0.5, 0.12
     d0 = query(N, p, 0.0).delta(eps)
     assert query(N, p, 0.07).delta(eps) == pytest.approx(d0, rel=1e-10)
@@ -158,7 +158,7 @@ def test_delta_at_most_delta_upper_and_both_below_gaussian(N, p, sigma, eps):
     ld, lu = q.log_delta(eps), q.log_delta_upper(eps)
     # tight: within 1e-9 relative, plus the long-double rounding of |log delta| (deep tails)
     assert ld <= lu <= ld + 1e-9 + 1e-12 * abs(ld)
-    if sigma > 1e-3:  # F5: post-processing of the Gaussian mechanism (mpmath overflows for tinier sigma)
+    if sigma > 1e-3:  # post-processing of the Gaussian mechanism (mpmath overflows for tinier sigma)
         g = float(oracle.gaussian_log_delta(sigma, eps, dps=30))
         assert ld <= g + 1e-9 * max(1.0, abs(g))
 

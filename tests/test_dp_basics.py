@@ -1,9 +1,9 @@
-"""ppk.dp closed forms against the notes' values and independent definitions."""
+"""ppk.related.dp closed forms against the notes' values and independent definitions."""
 import math
 
 import pytest
 
-from ppk import dp
+from ppk.related import dp
 
 
 def test_randomized_response():

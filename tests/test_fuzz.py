@@ -25,8 +25,9 @@ from hypothesis import strategies as st
 import ppk
 from ppk import algorithm2 as a2
 from ppk import baselines as bl
-from ppk import dp, pk, risk, samplers, sp
-from ppk import sensitivity as sens
+from ppk import samplers
+from ppk.related import dp, pk, risk, sp
+from ppk.related.risk import sensitivity as sens
 
 PLD = ppk.PrivacyLossDistribution
 
@@ -89,7 +90,7 @@ CATALOG = {
     "analytic_gaussian_log_delta": (bl.analytic_gaussian_log_delta, dict(sigma=3.0, eps=0.5, sensitivity=1.0)),
     "analytic_gaussian_sigma": (bl.analytic_gaussian_sigma, dict(eps=0.5, delta=1e-6, sensitivity=1.0)),
     "classic_gaussian_sigma": (bl.classic_gaussian_sigma, dict(eps=0.5, delta=1e-6, sensitivity=1.0)),
-    "optimal_gaussian_sigma": (bl.optimal_gaussian_sigma, dict(eps=0.5, delta=1e-6, sensitivity=1.0,
+    "sufficient_gaussian_sigma": (bl.sufficient_gaussian_sigma, dict(eps=0.5, delta=1e-6, sensitivity=1.0,
                                                                compositions=1)),
     "laplace_scale": (bl.laplace_scale, dict(eps=0.5, sensitivity=1.0)),
     "PLD.from_gaussian": (PLD.from_gaussian, dict(sigma=3.0, sensitivity=1.0, value_discretization_interval=1e-2)),
@@ -127,8 +128,6 @@ CATALOG = {
     "risk.dkw_alpha": (risk.dkw_alpha, dict(n=1000, rho=0.01)),
     "risk.empirical_confidence": (risk.empirical_confidence, dict(gamma2=0.9, n=15_000, rho=0.01)),
     "risk.combined_confidence": (risk.combined_confidence, dict(eps=0.5, eps0=1.0, gamma2=0.9, eta=0.9)),
-    "risk.compose_basic": (risk.compose_basic, dict(eps0=0.5, n=10)),
-    "risk.compose_advanced": (risk.compose_advanced, dict(eps0=0.5, n=10, delta=1e-6)),
     "risk.compose_privacy_at_risk": (risk.compose_privacy_at_risk, dict(eps0=1.0, eps=0.5, gamma=0.6, n=10,
                                                                         delta=1e-6)),
     "risk.crossover": (risk.crossover, dict(eps0=1.0, delta=1e-6)),

@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import ppk
-from ppk import pk
+from ppk.related import pk
 
 
 def _brute(mech, eps):

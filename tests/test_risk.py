@@ -1,11 +1,11 @@
-"""Privacy at risk: the paper's printed values (spec R1-R12) and independent oracles."""
+"""Privacy at risk: the paper's printed values and independent oracles."""
 import math
 
 import mpmath as mp
 import numpy as np
 import pytest
 
-from ppk import risk
+from ppk.related import dp, risk
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 6, 20, 50])
@@ -89,15 +89,25 @@ def test_combined_example_is_reported_infeasible():
     assert risk.combined_confidence(eps=0.4, eps0=e0, gamma2=0.9, eta=1.0) * 0.9 == pytest.approx(0.5, rel=1e-10)
 
 
+def _advanced(eps0, n, delta=1e-5):
+    return dp.compose_advanced(eps=eps0, delta=0.0, k=n, delta_prime=delta)[0]
+
+
+def _basic(eps0, n):
+    return dp.compose_basic([eps0] * n)[0]
+
+
 def test_composition():
-    assert risk.compose_advanced(eps0=0.1, n=100, delta=1e-5) == pytest.approx(
-        0.1 * math.sqrt(200 * math.log(1e5)) + 100 * 0.1 * math.expm1(0.1))
+    assert _advanced(0.1, 100) == pytest.approx(0.1 * math.sqrt(200 * math.log(1e5)) + 100 * 0.1 * math.expm1(0.1))
     for n in (10, 100, 1000, 10000):
         par = risk.compose_privacy_at_risk(eps0=0.5, eps=0.27, gamma=0.61, n=n, delta=1e-5)
-        assert par <= risk.compose_advanced(eps0=0.5, n=n, delta=1e-5)
+        assert par <= _advanced(0.5, n)
+        # gamma = 0 is advanced composition: one formula, two names
+        assert risk.compose_privacy_at_risk(eps0=0.5, eps=0.5, gamma=0.0, n=n, delta=1e-5) == pytest.approx(
+            _advanced(0.5, n), rel=1e-15)
     n_star = risk.crossover(eps0=0.1, delta=1e-5)
-    assert risk.compose_advanced(eps0=0.1, n=n_star, delta=1e-5) < risk.compose_basic(eps0=0.1, n=n_star)
-    assert risk.compose_advanced(eps0=0.1, n=n_star - 1, delta=1e-5) >= risk.compose_basic(eps0=0.1, n=n_star - 1)
+    assert _advanced(0.1, n_star) < _basic(0.1, n_star)
+    assert _advanced(0.1, n_star - 1) >= _basic(0.1, n_star - 1)
     assert risk.crossover(eps0=1.0, delta=1e-5) == math.inf      # e^eps0 >= 2: advanced never wins
 
 
@@ -134,6 +144,6 @@ def test_figure_12_setting_composition():
 
 def test_risk_figures_are_drawn(tmp_path):
     pytest.importorskip("matplotlib")
-    from ppk.risk_figures import draw_all
+    from ppk.related.risk.figures import draw_all
     names = draw_all(str(tmp_path))
     assert len(names) == 7 and all((tmp_path / n).stat().st_size > 10_000 for n in names)

@@ -2,8 +2,9 @@
 import numpy as np
 import pytest
 
-from ppk import _core, risk
-from ppk import sensitivity as S
+from ppk import _core
+from ppk.related import risk
+from ppk.related.risk import sensitivity as S
 
 
 def test_counter_based_indices_match_between_numpy_and_cpp():

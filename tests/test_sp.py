@@ -6,7 +6,7 @@ from collections import defaultdict
 import numpy as np
 import pytest
 
-from ppk import sp
+from ppk.related import sp
 
 
 def _truncate(x, digits=4):

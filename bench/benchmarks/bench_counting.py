@@ -28,7 +28,7 @@ class DeltaAtN:
 
     def time_ppk_delta_cold(self, N):
         # includes building the kernel (one per (N, p), cached afterwards)
-        ppk.counting._kernel.cache_clear()
+        ppk._kernels.clear_caches()
         self.q.delta(EPS)
 
     def time_numpy_full_support(self, N):

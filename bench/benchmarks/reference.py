@@ -1,6 +1,6 @@
 """The obvious alternatives ppk is measured against (numpy/scipy, full support).
 
-`numpy_log_delta` evaluates the same threshold formula (spec F2) that ppk's C++
+`numpy_log_delta` evaluates the same threshold formula (docs/method.md) that ppk's C++
 kernel uses, but straightforwardly: the binomial log-pmf over the whole
 support 0..N with scipy, log-sum-exp in numpy for the privacy loss, brentq for
 the threshold.  It is what one would write first; its accuracy is that of

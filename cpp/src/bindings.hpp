@@ -23,15 +23,17 @@ namespace py = pybind11;
 
 void register_counting(py::module_& m);
 void register_distributions(py::module_& m);
+void register_risk(py::module_& m);
 
 // A 1-d contiguous double array (copy made by pybind11 if needed).
 using DoubleArray = py::array_t<double, py::array::c_style | py::array::forcecast>;
 
-template <class Vec>
-py::array_t<double> to_numpy(Vec&& v) {
-  auto* heap = new Vec(std::forward<Vec>(v));
-  py::capsule owner(heap, [](void* p) { delete static_cast<Vec*>(p); });
-  return py::array_t<double>(static_cast<py::ssize_t>(heap->size()), heap->data(), owner);
+// A std::vector moved into a numpy array that owns it (no copy).
+template <class T>
+py::array_t<T> to_numpy(std::vector<T>&& v) {
+  auto* heap = new std::vector<T>(std::move(v));
+  py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+  return py::array_t<T>(static_cast<py::ssize_t>(heap->size()), heap->data(), owner);
 }
 
 // fn(i) for every i in [0, n) on worker threads (both cores), the GIL released.  The calling

@@ -10,7 +10,8 @@ namespace {
 constexpr std::int64_t kMaxN = 1000000000000LL;  // 1e12: cost is O(sqrt(N)) per evaluation
 
 struct Curve {
-  std::vector<double> log_delta, log_upper, method;
+  std::vector<double> log_delta, log_upper;
+  std::vector<std::int8_t> method;   // ppk::DeltaBounds::method codes
 };
 
 // Evaluate f(eps_i) for every eps in parallel (independent per index), interruptible.
@@ -28,7 +29,7 @@ py::tuple evaluate_curve(const DoubleArray& eps, const F& f) {
     const ppk::DeltaBounds r = f(static_cast<ppk::real>(e[i]));
     c.log_delta[i] = log_to_double(r.log_delta, false);
     c.log_upper[i] = log_to_double(std::max(r.log_upper, r.log_delta), true);
-    c.method[i] = r.method;
+    c.method[i] = static_cast<std::int8_t>(r.method);
   });
   return py::make_tuple(to_numpy(std::move(c.log_delta)), to_numpy(std::move(c.log_upper)),
                         to_numpy(std::move(c.method)));

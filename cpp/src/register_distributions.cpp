@@ -7,7 +7,6 @@
 #include "ppk/convolve.hpp"
 #include "ppk/hypergeom.hpp"
 #include "ppk/normal.hpp"
-#include "ppk/ridge.hpp"
 
 namespace {
 
@@ -89,41 +88,9 @@ void register_distributions(py::module_& m) {
           run_blocks_interruptible(static_cast<std::int64_t>(out.size()), 1024, [&](std::int64_t k0, std::int64_t k1) {
             ppk::convolve_range(a.data(), na, b.data(), nb, out.data(), k0, k1);
           });
-          auto* heap = new std::vector<long double>(std::move(out));
-          py::capsule owner(heap, [](void* p) { delete static_cast<std::vector<long double>*>(p); });
-          return py::array_t<long double>(static_cast<py::ssize_t>(heap->size()), heap->data(), owner);
+          return to_numpy(std::move(out));
         },
         py::arg("a"), py::arg("b"), "Exact direct convolution in long double (numpy.longdouble arrays).");
-
-  m.def("ridge_sensitivities",
-        [](const py::array_t<double, py::array::c_style | py::array::forcecast>& X, const DoubleArray& y,
-           double lam, std::int64_t rows, std::int64_t pairs, std::uint64_t seed) {
-          if (X.ndim() != 2 || y.ndim() != 1 || X.shape(0) != y.shape(0) || X.shape(0) < 1)
-            throw std::invalid_argument("X must be (m, d) and y (m,) with m >= 1");
-          if (!(lam > 0)) throw std::invalid_argument("lam must be > 0");
-          if (rows < 2 || pairs < 1) throw std::invalid_argument("rows must be >= 2 and pairs >= 1");
-          std::vector<double> out;
-          {
-            py::gil_scoped_release release;
-            out = ppk::ridge_sensitivities(X.data(), y.data(), X.shape(0), static_cast<int>(X.shape(1)), lam,
-                                           rows, pairs, seed);
-          }
-          return to_numpy(std::move(out));
-        },
-        py::arg("X"), py::arg("y"), py::arg("lam"), py::arg("rows"), py::arg("pairs"), py::arg("seed"),
-        "l1 distances of ridge solutions over neighbouring pairs (rows per dataset, counter-based indices).");
-
-  m.def("pair_indices",
-        [](std::int64_t m, std::int64_t rows, std::int64_t pairs, std::uint64_t seed) {
-          if (m < 1 || rows < 2 || pairs < 1) throw std::invalid_argument("m >= 1, rows >= 2, pairs >= 1");
-          std::vector<double> out(static_cast<std::size_t>(pairs * (rows + 1)));
-          for (std::int64_t j = 0; j < pairs; ++j)
-            for (std::int64_t s = 0; s <= rows; ++s)
-              out[j * (rows + 1) + s] = static_cast<double>(ppk::pair_index(seed, j, s, m));
-          return to_numpy(std::move(out));
-        },
-        py::arg("m"), py::arg("rows"), py::arg("pairs"), py::arg("seed"),
-        "The row indices ridge_sensitivities uses: pairs x (rows + 1), common rows then a, b.");
 
   m.def("log_convolve",
         [](const DoubleArray& a, const DoubleArray& b) {

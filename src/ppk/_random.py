@@ -12,7 +12,7 @@ import warnings
 
 import numpy as np
 
-__all__ = ["RandomSource", "as_source", "InsecureRandomnessWarning"]
+__all__ = ["RandomSource", "as_source", "as_generator", "InsecureRandomnessWarning"]
 
 
 class InsecureRandomnessWarning(UserWarning):
@@ -75,6 +75,21 @@ def as_source(rng) -> RandomSource:
             raise ValueError(f"rng must be a non-negative integer seed, got {int(rng)}")
         return RandomSource(np.random.default_rng(int(rng)))
     raise TypeError(f"rng must be None (secure), an int seed or a numpy.random.Generator, got {type(rng).__name__}")
+
+
+def as_generator(rng) -> np.random.Generator:
+    """A numpy Generator for simulations (Monte Carlo estimates, synthetic data) -- never for releases.
+
+    None -> a Generator seeded from the operating system's entropy; int seed -> Generator(PCG64(seed));
+    Generator -> itself.
+    """
+    if rng is None or isinstance(rng, np.random.Generator):
+        return np.random.default_rng(rng)
+    if isinstance(rng, (int, np.integer)) and not isinstance(rng, (bool, np.bool_)):
+        if int(rng) < 0:
+            raise ValueError(f"rng must be a non-negative integer seed, got {int(rng)}")
+        return np.random.default_rng(int(rng))
+    raise TypeError(f"rng must be None, an int seed or a numpy.random.Generator, got {type(rng).__name__}")
 
 
 def warn_if_seeded(source: RandomSource, what: str) -> None:

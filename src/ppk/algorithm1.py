@@ -1,4 +1,4 @@
-"""Algorithm 1: the least Gaussian noise that makes a count PPK-DP (spec §2.1).
+"""Algorithm 1: the least Gaussian noise that makes a count PPK-DP (thesis Sec. 4.1, Alg. 1).
 
 The attacker's distribution is known: unknown rows are Bernoulli(p).  The
 privacy curve delta(eps; sigma) of :class:`~ppk.CountingQuery` is continuous
@@ -8,7 +8,7 @@ natural noise can only help.  So the smallest sigma is found in
 ``[0, sigma_BW]`` by a bracketing search on the *certified upper bound* of
 delta: the returned sigma has been evaluated and found private.
 
-Thesis features dropped on purpose (spec E5-E8): the ``init`` doubling loop,
+Thesis features dropped on purpose (docs/decisions.md, "Algorithm 1"): the ``init`` doubling loop,
 which never ends when natural noise alone suffices; ``steps``, which can
 cross the bracket; the ``D``/``D'`` inputs, which do not change the answer.
 """
@@ -23,13 +23,14 @@ import numpy as np
 from ._search import log_target, smallest_feasible
 from ._validate import real
 from .baselines import analytic_gaussian_sigma
-from .counting import CountingQuery, _kernel
+from . import _kernels
+from .counting import CountingQuery
 
 __all__ = ["alg1", "Alg1Result"]
 
 REASON_NATURAL = "natural noise alone suffices"
 REASON_NO_NATURAL = "no natural noise (N = 0 or p in {0, 1}): the analytic Gaussian sigma"
-REASON_SEARCH = "bisection"
+REASON_SEARCH = "search"   # regula falsi safeguarded by bisection (ppk._search)
 
 
 @dataclass(frozen=True)
@@ -54,11 +55,11 @@ class Alg1Result:
         return CountingQuery(n=self.n, known=self.known, p=self.p, sigma=self.sigma)
 
 
-def alg1(*, n, known, p, eps, delta, error=None, rtol=1e-10) -> Alg1Result:
+def alg1(*, n: int, known: int, p: float, eps: float, delta: float, error: float | None = None, rtol: float = 1e-10) -> Alg1Result:
     """Smallest Gaussian sigma (counts) with which the count is (eps, delta)-PPK-DP.
 
-    Parameters (keyword-only)
-    -------------------------
+    Parameters
+    ----------
     n, known, p :
         As in :class:`~ppk.CountingQuery`: rows, rows the attacker knows, bias of the unknown rows.
     eps, delta :
@@ -82,11 +83,10 @@ def alg1(*, n, known, p, eps, delta, error=None, rtol=1e-10) -> Alg1Result:
     atol = 0.0 if error is None else real("error", error, minimum=0.0)
     rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
     target = log_target(delta)
-    kernel = _kernel(base.n_unknown, base.p)
 
     @functools.lru_cache(maxsize=None)   # the search, the final check and the result share evaluations
     def excess(sigma: float) -> float:
-        return float(kernel.log_delta(sigma, np.array([eps]))[1][0]) - target
+        return _kernels.counting_log_delta_upper(base.n_unknown, base.p, sigma=sigma, eps=eps) - target
 
     def result(sigma, lower, evaluations, reason):
         return Alg1Result(sigma=sigma, beta=sigma / base.n, zeta=sigma - lower,
@@ -98,13 +98,13 @@ def alg1(*, n, known, p, eps, delta, error=None, rtol=1e-10) -> Alg1Result:
         return result(0.0, 0.0, 1, REASON_NATURAL)
     hi = analytic_gaussian_sigma(eps=eps, delta=delta, rtol=min(rtol, 1e-12))
     f_hi = excess(hi)
-    while f_hi > 0:   # sigma_BW is feasible in exact arithmetic (F5); absorb rounding of the two bounds
+    while f_hi > 0:   # sigma_BW is feasible in exact arithmetic (docs/decisions.md); absorb rounding of the two bounds
         hi *= 1 + 1e-12
         f_hi = excess(hi)
     no_natural = base.n_unknown == 0 or base.p in (0.0, 1.0)
 
     # Search in v = sigma^2: log delta is close to linear in the total variance
-    # N p (1-p) + sigma^2 (Gaussian approximation, spec F6), so regula falsi
+    # N p (1-p) + sigma^2 (the Gaussian approximation of docs/decisions.md), so regula falsi
     # converges in a few steps; the width rule is still the one on sigma.
     def width_in_v(v_hi: float) -> float:
         s_hi = math.sqrt(v_hi)

@@ -1,4 +1,4 @@
-"""Algorithm 2: private end-to-end calibration when the bias p is unknown (spec §2.2).
+"""Algorithm 2: private end-to-end calibration when the bias p is unknown (thesis Sec. 4.2, Alg. 2; proof in Sec. 4.4).
 
 The data steward does not know the attacker's belief p.  Half of eps buys a
 discrete-Laplace estimate of the count (an integer; the bias estimate is that integer
@@ -7,17 +7,17 @@ interval [p_lo, p_hi] that holds the generating bias except with probability
 kappa2; Algorithm 1 runs at both ends (and on a grid between them, since delta
 need not be monotone in p) with the other half of eps and the budget kappa4
 that is left after the Laplace truncation term.  The result is never more
-noise than the DP baseline: ``sigma = min(beta, sigma_DP)``.
+noise than the DP baseline: ``sigma = min(sigma_ppk, sigma_DP)``, both in counts.
 
 Budget (thesis Thm 4.8, eq. 4.86):  delta = kappa1 + kappa2 + kappa4 + T_L,
 with kappa3 = kappa4 + T_L.  kappa1 is the background-knowledge exclusion of
-the thesis; under the binomial model it cannot change sigma (spec §1.4), so
+the thesis; under the binomial model it cannot change sigma (docs/decisions.md), so
 its default is 0 and it only drives the optional diagnostics.
 
-Deviations from the printed pseudo-code, each for a reason (spec E10-E20):
-everything is in counts (E16); the interval is the proof's bias_D -+ tau,
-never c/n -+ ... (E11, E12: those reveal the count); tau has a closed form
-(E13); the diagnostics use the noisy count, not the exact one (E17).
+Deviations from the printed pseudo-code, each for a reason given in
+docs/decisions.md, "Algorithm 2": everything is in counts; the interval is
+the proof's estimate -+ tau, never c/n -+ ... (that reveals the count); tau
+has a closed form; the diagnostics use the noisy estimate, not the count.
 """
 from __future__ import annotations
 
@@ -25,11 +25,13 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
+from typing import Literal, overload
 
 import numpy as np
+import numpy.typing as npt
 from scipy import optimize
 
-from . import _core
+from . import _kernels
 from ._random import RandomSource, as_source, warn_if_seeded
 from ._search import log_target
 from ._validate import integer, real
@@ -37,12 +39,13 @@ from .algorithm1 import alg1
 from .baselines import analytic_gaussian_sigma
 from .hypergeom import hypergeom_pmf
 from .samplers import _discrete_laplace
+from ._typing import RngLike
 
 __all__ = ["alg2", "Alg2Result", "PrivateDraws", "hoeffding_interval", "laplace_truncation"]
 
 BRANCH_PPK, BRANCH_FALLBACK, BRANCH_BASELINE = "ppk", "fallback", "baseline"
 GRID_POINTS = 65
-FINE_GRID_MAX = 4097   # most points of the lattice-resolving grid needed when sigma < 1 (spec F7)
+FINE_GRID_MAX = 4097   # most points of the lattice-resolving grid needed when sigma < 1 (docs/decisions.md, "The grid check over p")
 SIGMA_FLOOR = 1.0      # counts; used instead of a finer grid (see _check_grid)
 
 
@@ -85,10 +88,10 @@ def _kl(a: float, b: float) -> float:
     return out
 
 
-def hoeffding_interval(*, estimate: float, t_laplace: float, kappa2: float, m: int, method: str = "additive"):
-    """Interval for the generating bias around a noisy estimate (|estimate - c/n| <= t_laplace).
+def hoeffding_interval(*, estimate: float, t_laplace: float, kappa2: float, m: int, method: str = "additive") -> tuple[float, float]:
+    """Interval for the generating bias around a noisy estimate (``|estimate - c/n| <= t_laplace``).
 
-    ``additive``: ``estimate -+ (t_hoeffding + t_laplace)`` (spec §2.2 line 9, tau = 2t when the two t agree).
+    ``additive``: ``estimate -+ (t_hoeffding + t_laplace)`` (thesis Alg. 2 line 9; tau = 2t when the two t agree).
     ``kl``: the Chernoff-KL interval ``{theta : m KL(x || theta) <= ln(2/kappa2)}`` for the extreme x
     within t_laplace of the estimate; narrower (Pinsker), solved by root finding.
     Returns ``(p_lo, p_hi)`` clipped to [0, 1].
@@ -121,7 +124,7 @@ def hoeffding_interval(*, estimate: float, t_laplace: float, kappa2: float, m: i
 
 @dataclass(frozen=True)
 class Diagnostics:
-    """Thesis Alg. 2 lines 13-30 (corrected, spec §2.3), from the noisy count estimate."""
+    """Thesis Alg. 2 lines 13-30, corrected (docs/decisions.md), from the noisy count estimate."""
 
     count_estimate: int           #: the private count estimate clamped to [0, n]: NOT the exact count
     classes: int                  #: background-knowledge classes h = base..top
@@ -256,7 +259,7 @@ def _count_and_n(data, count, n) -> tuple[int, int]:
 
 
 def _grid(p_lo: float, p_hi: float, N: int, sigma: float) -> tuple[np.ndarray, float]:
-    """Check points over [p_lo, p_hi] and the sigma they certify (spec §2.2 line 12, F7)."""
+    """Check points over [p_lo, p_hi] and the sigma they certify (docs/decisions.md, "The grid check over p")."""
     points = GRID_POINTS
     if sigma < 1.0:
         fine = int(math.ceil(4 * (N + 1) * (p_hi - p_lo))) + 1
@@ -272,10 +275,6 @@ def _grid(p_lo: float, p_hi: float, N: int, sigma: float) -> tuple[np.ndarray, f
     return grid, sigma
 
 
-def _log_upper_at(N: int, p: float, sigma: float, eps: float) -> float:
-    return float(_core.NoisyCount(N, p).log_delta(sigma, np.array([eps]))[1][0])
-
-
 def _ppk_sigma(n: int, known: int, p_lo: float, p_hi: float, eps: float, kappa4: float, sigma_dp: float) -> float:
     """max of Alg. 1 at both ends, then raised until every grid point meets kappa4 (C++ releases the GIL).
 
@@ -287,13 +286,13 @@ def _ppk_sigma(n: int, known: int, p_lo: float, p_hi: float, eps: float, kappa4:
     with ThreadPoolExecutor(max_workers=2) as pool:
         # one evaluation per end first: if sigma_dp does not meet kappa4 there, Algorithm 1 would
         # return more than sigma_dp and the baseline wins -- no search needed
-        if max(pool.map(lambda p: _log_upper_at(N, p, sigma_dp, eps), (p_lo, p_hi))) > target:
+        if max(pool.map(lambda p: _kernels.counting_log_delta_upper(N, p, sigma=sigma_dp, eps=eps), (p_lo, p_hi))) > target:
             return math.inf
         ends = list(pool.map(lambda p: alg1(n=n, known=known, p=p, eps=eps, delta=kappa4).sigma, (p_lo, p_hi)))
         sigma = max(ends)
         while sigma < sigma_dp:
             grid, sigma = _grid(p_lo, p_hi, N, sigma)
-            logs = list(pool.map(lambda p: _log_upper_at(N, float(p), sigma, eps), grid))
+            logs = list(pool.map(lambda p: _kernels.counting_log_delta_upper(N, float(p), sigma=sigma, eps=eps), grid))
             worst = int(np.argmax(logs))
             if logs[worst] <= target:
                 return sigma
@@ -308,7 +307,7 @@ def _diagnostics(n: int, known: int, count_estimate: int, kappa1: float) -> Diag
     support, prb = hypergeom_pmf(population=n, successes=c_hat, draws=known)
     h = support.astype(float)
     with np.errstate(divide="ignore"):
-        loss = np.abs(np.log((known - h + 1) * b) - np.log(h * (1 - b)))   # Lemma 5.3 with n' (E19)
+        loss = np.abs(np.log((known - h + 1) * b) - np.log(h * (1 - b)))   # Lemma 5.3 with n' (docs/decisions.md)
     loss[h == 0] = np.inf
     order = np.argsort(-loss, kind="stable")
     cum = np.cumsum(prb[order])
@@ -334,20 +333,24 @@ def calibrate_from_estimate(*, n: int, known: int, eps: float, delta: float, kap
     t_l = laplace_truncation(n=n, t=t, eps_estimate=eps_half)
     kappa4 = kappa3 - t_l
     sigma_dp = analytic_gaussian_sigma(eps=eps_half, delta=delta)
-    common = dict(kappa1=kappa1, kappa2=kappa2, kappa3=kappa3, kappa4=kappa4, truncation_delta=t_l, t=t,
-                  count_estimate=count_estimate, bias_estimate=bias_estimate, sigma_dp=sigma_dp, n=n,
-                  known=known, eps=eps, delta=delta, hoeffding=hoeffding, insecure_for_testing=insecure_for_testing)
     diag = _diagnostics(n, known, count_estimate, kappa1) if diagnostics else None
+
+    def result(*, sigma: float, branch: str, p_lo: float, p_hi: float, tau: float, sigma_ppk: float) -> Alg2Result:
+        return Alg2Result(sigma=sigma, beta=sigma / n, branch=branch, p_lo=p_lo, p_hi=p_hi, tau=tau,
+                          sigma_ppk=sigma_ppk, diagnostics=diag, kappa1=kappa1, kappa2=kappa2, kappa3=kappa3,
+                          kappa4=kappa4, truncation_delta=t_l, t=t, count_estimate=count_estimate,
+                          bias_estimate=bias_estimate, sigma_dp=sigma_dp, n=n, known=known, eps=eps, delta=delta,
+                          hoeffding=hoeffding, insecure_for_testing=insecure_for_testing)
+
     if laplace_exceeds_t or kappa4 <= 0:
-        return Alg2Result(sigma=sigma_dp, beta=sigma_dp / n, branch=BRANCH_FALLBACK, p_lo=math.nan,
-                          p_hi=math.nan, tau=math.nan, sigma_ppk=math.nan, diagnostics=diag, **common)
+        return result(sigma=sigma_dp, branch=BRANCH_FALLBACK, p_lo=math.nan, p_hi=math.nan, tau=math.nan,
+                      sigma_ppk=math.nan)
     p_lo, p_hi = hoeffding_interval(estimate=bias_estimate, t_laplace=t, kappa2=kappa2, m=known, method=hoeffding)
     tau = 2 * t if hoeffding == "additive" else math.nan
     sigma_ppk = _ppk_sigma(n, known, p_lo, p_hi, eps_half, kappa4, sigma_dp)
     sigma = min(sigma_ppk, sigma_dp)
     branch = BRANCH_PPK if sigma_ppk <= sigma_dp else BRANCH_BASELINE
-    return Alg2Result(sigma=sigma, beta=sigma / n, branch=branch, p_lo=p_lo, p_hi=p_hi, tau=tau,
-                      sigma_ppk=sigma_ppk, diagnostics=diag, **common)
+    return result(sigma=sigma, branch=branch, p_lo=p_lo, p_hi=p_hi, tau=tau, sigma_ppk=sigma_ppk)
 
 
 def _ratio(count_estimate: int, n: int) -> float:
@@ -359,7 +362,9 @@ def _ratio(count_estimate: int, n: int) -> float:
 EPS_MIN = 1e-300
 
 
-def _validated(data, count, n, known, eps, delta, kappa1, kappa2, kappa3, hoeffding):
+def _validated(data: object, count: object, n: object, known: object, eps: object, delta: object, kappa1: object,
+               kappa2: object, kappa3: object,
+               hoeffding: object) -> tuple[int, int, int, float, float, float, float, float]:
     c, n = _count_and_n(data, count, n)
     known = integer("known", known, minimum=0)
     if known >= n:
@@ -396,12 +401,22 @@ def _run(source: RandomSource, c: int, n: int, known: int, eps: float, delta: fl
     return result, noise
 
 
-def alg2(*, data=None, count=None, n=None, known, eps, delta, kappa1=0.0, kappa2=None, kappa3=None,
-         hoeffding: str = "additive", diagnostics: bool = False, rng=None, audit: bool = False):
+@overload
+def alg2(*, data: npt.ArrayLike | None = ..., count: int | None = ..., n: int | None = ..., known: int, eps: float,
+         delta: float, kappa1: float = ..., kappa2: float | None = ..., kappa3: float | None = ..., hoeffding: str = ...,
+         diagnostics: bool = ..., rng: RngLike = ..., audit: Literal[False] = ...) -> Alg2Result: ...
+@overload
+def alg2(*, data: npt.ArrayLike | None = ..., count: int | None = ..., n: int | None = ..., known: int, eps: float,
+         delta: float, kappa1: float = ..., kappa2: float | None = ..., kappa3: float | None = ..., hoeffding: str = ...,
+         diagnostics: bool = ..., rng: RngLike = ..., audit: Literal[True]) -> tuple[Alg2Result, PrivateDraws]: ...
+def alg2(*, data: npt.ArrayLike | None = None, count: int | None = None, n: int | None = None, known: int, eps: float,
+         delta: float, kappa1: float = 0.0, kappa2: float | None = None, kappa3: float | None = None,
+         hoeffding: str = "additive", diagnostics: bool = False, rng: RngLike = None,
+         audit: bool = False) -> Alg2Result | tuple[Alg2Result, PrivateDraws]:
     """Private end-to-end noise calibration for a count when the attacker's bias is unknown.
 
-    Parameters (keyword-only)
-    -------------------------
+    Parameters
+    ----------
     data : array-like of 0/1, optional
         The database column; or give ``count`` and ``n`` instead.
     count, n : int, optional

@@ -2,29 +2,33 @@
 
 All noise scales are standard deviations (Gaussian) or scales (Laplace) **in
 the units of the query**, for a query of the given ``sensitivity``; for a count
-use ``sensitivity=1`` and read sigma in counts.  Spec ppk-dp.md §3.
+use ``sensitivity=1`` and read sigma in counts.  Why the thesis's formulas are corrected:
+``docs/decisions.md``, "DP baselines".
 
 * :func:`analytic_gaussian_sigma` -- Balle & Wang (2018): the exact smallest
   sigma, valid for every eps > 0.  The right baseline.
-* :func:`optimal_gaussian_sigma` -- the thesis's Corollary 3.2, corrected (a
+* :func:`sufficient_gaussian_sigma` -- the thesis's Corollary 3.2, corrected (a
   tail bound, so sufficient but not tight).
 * :func:`classic_gaussian_sigma` -- Dwork & Roth, Thm A.1; only for eps < 1.
 """
 from __future__ import annotations
 
 import math
+from typing import overload
 import warnings
 
 import numpy as np
+import numpy.typing as npt
 from scipy import special
 
-from . import _core
+from . import _kernels
 from ._search import log_target, smallest_feasible
 from ._validate import integer, real, real_array
+from ._typing import FloatArray
 
 __all__ = [
     "analytic_gaussian_delta", "analytic_gaussian_log_delta", "analytic_gaussian_sigma",
-    "classic_gaussian_sigma", "optimal_gaussian_sigma", "laplace_scale", "NotDifferentiallyPrivateWarning",
+    "classic_gaussian_sigma", "sufficient_gaussian_sigma", "optimal_gaussian_sigma", "laplace_scale", "NotDifferentiallyPrivateWarning",
 ]
 
 
@@ -42,7 +46,7 @@ def _sensitivity(sensitivity) -> float:
     return real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
 
 
-def classic_gaussian_sigma(*, eps, delta, sensitivity=1.0, allow_eps_ge_1: bool = False) -> float:
+def classic_gaussian_sigma(*, eps: float, delta: float, sensitivity: float = 1.0, allow_eps_ge_1: bool = False) -> float:
     """``sqrt(2 ln(1.25/delta)) * sensitivity / eps`` (Dwork & Roth 2014, Thm A.1; thesis Thm 3.1).
 
     The theorem holds only for ``0 < eps < 1``.  For ``eps >= 1`` this raises
@@ -58,8 +62,8 @@ def classic_gaussian_sigma(*, eps, delta, sensitivity=1.0, allow_eps_ge_1: bool 
     return math.sqrt(2.0 * math.log(1.25 / delta)) * sensitivity / eps
 
 
-def optimal_gaussian_sigma(*, eps, delta, sensitivity=1.0, compositions=1, variant: str = "corrected") -> float:
-    """The thesis's Corollary 3.2: Gaussian sigma for ``compositions``-fold composition.
+def sufficient_gaussian_sigma(*, eps: float, delta: float, sensitivity: float = 1.0, compositions: int = 1, variant: str = "corrected") -> float:
+    """The thesis's Corollary 3.2: a sufficient Gaussian sigma for ``compositions``-fold composition.
 
     ``variant="corrected"`` (default) is the tail bound
     ``sigma = sensitivity * sqrt(c) * (e + sqrt(e^2 + eps)) / (sqrt(2) * eps)``,
@@ -90,7 +94,19 @@ def optimal_gaussian_sigma(*, eps, delta, sensitivity=1.0, compositions=1, varia
     raise ValueError(f"variant must be 'corrected' or 'as_printed', got {variant!r}")
 
 
-def analytic_gaussian_log_delta(*, sigma, eps, sensitivity=1.0):
+def optimal_gaussian_sigma(*, eps: float, delta: float, sensitivity: float = 1.0, compositions: int = 1, variant: str = "corrected") -> float:
+    """Deprecated name of :func:`sufficient_gaussian_sigma` (the bound is sufficient, never optimal)."""
+    warnings.warn("optimal_gaussian_sigma is deprecated: the bound is sufficient, not optimal; use "
+                  "sufficient_gaussian_sigma (removed in ppk 0.3)", DeprecationWarning, stacklevel=2)
+    return sufficient_gaussian_sigma(eps=eps, delta=delta, sensitivity=sensitivity, compositions=compositions,
+                                     variant=variant)
+
+
+@overload
+def analytic_gaussian_log_delta(*, sigma: float, eps: float, sensitivity: float = 1.0) -> float: ...
+@overload
+def analytic_gaussian_log_delta(*, sigma: float, eps: npt.ArrayLike, sensitivity: float = 1.0) -> FloatArray: ...
+def analytic_gaussian_log_delta(*, sigma: float, eps: npt.ArrayLike, sensitivity: float = 1.0) -> float | FloatArray:
     """Natural log of the exact delta(eps) of the Gaussian mechanism (Balle & Wang 2018, Thm 8).
 
     ``delta = Phi(s/(2 sigma) - eps sigma/s) - e^eps Phi(-s/(2 sigma) - eps sigma/s)``, ``s`` the
@@ -100,20 +116,20 @@ def analytic_gaussian_log_delta(*, sigma, eps, sensitivity=1.0):
     sigma = real("sigma", sigma, minimum=0.0)
     sensitivity = _sensitivity(sensitivity)
     flat, scalar = real_array("eps", eps, minimum=0.0)
-    log_d = _core.gaussian_log_delta(sigma, flat, sensitivity)[0].reshape(np.shape(eps))
+    log_d = _kernels.gaussian_curve(sigma=sigma, eps=flat, sensitivity=sensitivity).log_delta.reshape(np.shape(eps))
     return float(log_d) if scalar else log_d
 
 
-def analytic_gaussian_delta(*, sigma, eps, sensitivity=1.0):
+@overload
+def analytic_gaussian_delta(*, sigma: float, eps: float, sensitivity: float = 1.0) -> float: ...
+@overload
+def analytic_gaussian_delta(*, sigma: float, eps: npt.ArrayLike, sensitivity: float = 1.0) -> FloatArray: ...
+def analytic_gaussian_delta(*, sigma: float, eps: npt.ArrayLike, sensitivity: float = 1.0) -> float | FloatArray:
     """The exact delta(eps) of the Gaussian mechanism (see :func:`analytic_gaussian_log_delta`)."""
     return np.exp(analytic_gaussian_log_delta(sigma=sigma, eps=eps, sensitivity=sensitivity))
 
 
-def _gaussian_log_delta_upper(sigma: float, eps: float, sensitivity: float) -> float:
-    return float(_core.gaussian_log_delta(sigma, np.array([eps]), sensitivity)[1][0])
-
-
-def analytic_gaussian_sigma(*, eps, delta, sensitivity=1.0, rtol=1e-12) -> float:
+def analytic_gaussian_sigma(*, eps: float, delta: float, sensitivity: float = 1.0, rtol: float = 1e-12) -> float:
     """The smallest sigma with which ``N(f(D), sigma^2)`` is (eps, delta)-DP (Balle & Wang 2018).
 
     Exact for every ``eps > 0`` (no ``eps < 1`` restriction).  Found by
@@ -126,13 +142,13 @@ def analytic_gaussian_sigma(*, eps, delta, sensitivity=1.0, rtol=1e-12) -> float
     target = log_target(delta)
 
     def excess(s: float) -> float:
-        return _gaussian_log_delta_upper(s, eps, sensitivity) - target
+        return _kernels.gaussian_log_delta_upper(sigma=s, eps=eps, sensitivity=sensitivity) - target
 
     hi = sensitivity * (math.sqrt(2.0 * math.log(1.25 / delta)) + 1.0) / eps
     while math.isfinite(hi) and excess(hi) > 0:
         hi *= 2.0
     if not math.isfinite(hi):
-        raise ValueError(f"no finite sigma: with eps={eps!r}, delta={delta!r} and sensitivity={sensitivity!r} the "
+        raise ValueError(f"no finite sigma: with eps = {eps!r}, delta={delta!r} and sensitivity={sensitivity!r} the "
                          "Gaussian mechanism needs a sigma beyond the float range; raise eps or delta")
     lo = hi / 2.0
     while excess(lo) <= 0:
@@ -140,7 +156,7 @@ def analytic_gaussian_sigma(*, eps, delta, sensitivity=1.0, rtol=1e-12) -> float
     return smallest_feasible(excess, lo, hi, rtol=rtol).x
 
 
-def laplace_scale(*, eps, sensitivity=1.0) -> float:
+def laplace_scale(*, eps: float, sensitivity: float = 1.0) -> float:
     """Scale ``b = sensitivity / eps`` of the Laplace mechanism, which is (eps, 0)-DP (pure DP)."""
     eps = real("eps", eps, minimum=0.0, min_inclusive=False)
     return _sensitivity(sensitivity) / eps

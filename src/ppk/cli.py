@@ -113,7 +113,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     r = alg1(n=args.n, known=args.known, p=args.p, eps=args.eps, delta=args.delta, error=args.error)
     rows = [("PPK-DP, Algorithm 1", r.sigma)]
     rows.append(("analytic Gaussian (Balle-Wang)", baselines.analytic_gaussian_sigma(eps=r.eps, delta=r.delta)))
-    rows.append(("Cor. 3.2, corrected", baselines.optimal_gaussian_sigma(eps=r.eps, delta=r.delta)
+    rows.append(("Cor. 3.2, corrected", baselines.sufficient_gaussian_sigma(eps=r.eps, delta=r.delta)
                  if r.delta <= 0.25 else math.nan))
     rows.append(("classic Gaussian (Thm 3.1)", baselines.classic_gaussian_sigma(eps=r.eps, delta=r.delta)
                  if r.eps < 1 else math.nan))
@@ -142,7 +142,7 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     return 0
 
 
-def _print_ledger(ledger: dict, value=None) -> None:
+def _print_ledger(ledger: dict, value: int | None = None) -> None:
     parts = ledger["delta_parts"]
     if ledger["insecure_for_testing"]:
         print(_NOT_PRIVATE + "\n")
@@ -262,7 +262,7 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
 
 
 def _cmd_pk_threshold(args: argparse.Namespace) -> int:
-    from . import pk
+    from .related import pk
     m = pk.ThresholdCount(n=args.n, p=args.p, known=args.known, threshold=args.threshold, strict=not args.at_least,
                           fill=args.fill)
     passive, active = pk.ppk_delta(m, eps=args.eps), pk.apk_delta(m, eps=args.eps)
@@ -282,7 +282,7 @@ def _cmd_pk_threshold(args: argparse.Namespace) -> int:
 
 
 def _cmd_sp_tables(args: argparse.Namespace) -> int:
-    from . import sp
+    from .related import sp
     out = {}
     for name, table in (("I", sp.TABLE_I), ("II", sp.TABLE_II)):
         rows = sp.compare_sp_dp(table)
@@ -309,7 +309,7 @@ def _cmd_sp_tables(args: argparse.Namespace) -> int:
 
 
 def _cmd_risk_gdpr(args: argparse.Namespace) -> int:
-    from . import risk
+    from .related import risk
     eps0 = risk.eps_lower_bound_from_mae(max_mae=args.max_mae)
     if not 1e-9 <= eps0 <= 700:
         raise ValueError(f"--max-mae {args.max_mae:g} gives the Laplace mechanism eps0 = {eps0:.3g}; the cost model "
@@ -333,7 +333,7 @@ def _cmd_risk_gdpr(args: argparse.Namespace) -> int:
         ["exact P(|loss| <= eps), worst-case pair", f"{result['confidence_exact']:.4f}"],
     ])
     print("\ngamma1 follows the paper's Lemma 24 model; the exact probability that the privacy loss of a "
-          "worst-case pair stays within eps is the last row (see ppk.risk.confidence_exact).")
+          "worst-case pair stays within eps is the last row (see ppk.related.risk.confidence_exact).")
     return 0
 
 
@@ -343,7 +343,7 @@ def _cmd_risk_figures(args: argparse.Namespace) -> int:
     except ImportError:
         print("ppk risk figures: error: matplotlib is not installed (pip install 'ppk[plot]')", file=sys.stderr)
         return 2
-    from .risk_figures import draw_all
+    from .related.risk.figures import draw_all
     for name in draw_all(args.out):
         print(f"{args.out}/{name}")
     return 0
@@ -399,7 +399,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "Algorithm 2 (median over seeds) and the DP baselines; write "
                                    "evaluation.csv, figures (with matplotlib) and summary.md.")
     e.add_argument("--grid", choices=["quick", "thesis", "tiny"], default="quick",
-                   help="quick: 81 points, about a minute on 2 cores; thesis: spec R1, 560 points "
+                   help="quick: 81 points, about a minute on 2 cores; thesis: the ranges the thesis proposes, 560 points "
                         "(n up to 1e7), about ten minutes on 2 cores; tiny: 4 points, for smoke tests (default %(default)s)")
     e.add_argument("--out", default="ppk-out", help="output folder (default %(default)s)")
     e.add_argument("--jobs", type=_positive_whole, default=None, help="worker processes (default: all cores)")
@@ -408,7 +408,7 @@ def build_parser() -> argparse.ArgumentParser:
     e.add_argument("--quiet", action="store_true", help="no progress bar")
     e.set_defaults(func=_cmd_evaluate)
 
-    spp = sub.add_parser("sp", help="statistical privacy with random partitions (seed 003)")
+    spp = sub.add_parser("sp", help="statistical privacy with random partitions (Breutigam & Reischuk)")
     spsub = spp.add_subparsers(dest="sp_command", metavar="WHAT", required=True)
     tb = spsub.add_parser("tables", help="the paper's Tables I and II, recomputed, with exact values beside",
                           description="Regenerate Tables I and II of Breutigam & Reischuk: sigma, the Thm 5.1 delta "
@@ -417,7 +417,7 @@ def build_parser() -> argparse.ArgumentParser:
     tb.add_argument("--json", action="store_true", help="print JSON instead of tables")
     tb.set_defaults(func=_cmd_sp_tables)
 
-    rk = sub.add_parser("risk", help="privacy at risk of the Laplace mechanism (seed 001)")
+    rk = sub.add_parser("risk", help="privacy at risk of the Laplace mechanism (Dandekar, Basu & Bressan)")
     rksub = rk.add_subparsers(dest="risk_command", metavar="WHAT", required=True)
     g = rksub.add_parser("gdpr", help="the paper's GDPR compensation scenario (Sec. 5.3)",
                          description="Budget for eps0-DP vs the optimal privacy-at-risk level of the cost model "
@@ -435,7 +435,7 @@ def build_parser() -> argparse.ArgumentParser:
     rf.add_argument("--out", default="ppk-risk-figures", help="output folder (default %(default)s)")
     rf.set_defaults(func=_cmd_risk_figures)
 
-    k = sub.add_parser("pk", help="passive vs active attackers with partial knowledge (seed 004)")
+    k = sub.add_parser("pk", help="passive vs active attackers with partial knowledge (Desfontaines, Krahmer & Mohammadi)")
     ksub = k.add_subparsers(dest="pk_command", metavar="KIND", required=True)
     t = ksub.add_parser("threshold", help="a count released only above a threshold",
                         description="PPK-DP (the known rows' values are drawn from the prior) and APK-DP (the "

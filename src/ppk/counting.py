@@ -1,4 +1,4 @@
-"""The noisy counting query under partial background knowledge (spec §1).
+"""The noisy counting query under partial background knowledge (docs/method.md).
 
 A database holds ``n`` binary rows.  The attacker knows ``known`` of them; the
 challenge row is unknown; the other ``N = n - known - 1`` rows are unknown to
@@ -10,19 +10,21 @@ plus Gaussian noise of standard deviation ``sigma`` (count units, sensitivity
     P_a = law of  a + Bin(N, p) + N(0, sigma^2),
 
 the hockey-stick divergence between the outputs with the challenge row 1 and
-0 (spec (★)).  It depends on ``(N, p, sigma, eps)`` only: which rows the
-attacker knows, and their values, do not matter (spec §1.4).
+0 (docs/method.md, "The model").  It depends on ``(N, p, sigma, eps)`` only: which rows the
+attacker knows, and their values, do not matter (docs/decisions.md, "Which rows the attacker knows does not matter").
 """
 from __future__ import annotations
 
-import functools
 import math
+from typing import overload
 
 import numpy as np
+import numpy.typing as npt
 
-from . import _core
+from . import _kernels
 from ._search import log_target, smallest_feasible
 from ._validate import integer, real, real_array
+from ._typing import FloatArray
 
 __all__ = ["CountingQuery", "MAX_ROWS"]
 
@@ -33,17 +35,11 @@ MAX_ROWS = 10**12
 _EPS_SEARCH_MAX = 1e4
 
 
-@functools.lru_cache(maxsize=16)
-def _kernel(n_unknown: int, p: float) -> _core.NoisyCount:
-    # Holds the cached log-pmf window of Bin(N, p); shared by all sigmas.
-    return _core.NoisyCount(n_unknown, p)
-
-
 class CountingQuery:
     """A noisy count over ``n`` binary rows seen by an attacker who knows ``known`` rows.
 
-    Parameters (keyword-only)
-    -------------------------
+    Parameters
+    ----------
     n : int
         Number of rows in the database, ``1 <= n <= 1e12``.
     known : int
@@ -70,7 +66,7 @@ class CountingQuery:
 
     __slots__ = ("n", "known", "p", "sigma")
 
-    def __init__(self, *, n, known, p, sigma):
+    def __init__(self, *, n: int, known: int, p: float, sigma: float):
         self.n = integer("n", n, minimum=1, maximum=MAX_ROWS)
         self.known = integer("known", known, minimum=0)
         if self.known >= self.n:
@@ -109,15 +105,19 @@ class CountingQuery:
     # -- the privacy curve -------------------------------------------------
     def _curve(self, eps):
         flat, scalar = real_array("eps", eps, minimum=0.0)
-        log_d, log_u, _ = _kernel(self.n_unknown, self.p).log_delta(self.sigma, flat)
+        curve = _kernels.counting_curve(self.n_unknown, self.p, sigma=self.sigma, eps=flat)
         shape = np.shape(eps)
-        return log_d.reshape(shape), log_u.reshape(shape), scalar
+        return curve.log_delta.reshape(shape), curve.log_delta_upper.reshape(shape), scalar
 
     @staticmethod
     def _out(values: np.ndarray, scalar: bool):
         return float(values) if scalar else values
 
-    def log_delta(self, eps):
+    @overload
+    def log_delta(self, eps: float) -> float: ...
+    @overload
+    def log_delta(self, eps: npt.ArrayLike) -> FloatArray: ...
+    def log_delta(self, eps: npt.ArrayLike) -> float | FloatArray:
         """Natural log of delta(eps); finite far below 1e-308, ``-inf`` only if delta is 0.
 
         ``eps`` is a float or an array (vectorised, evaluated in parallel in C++).
@@ -127,17 +127,29 @@ class CountingQuery:
         log_d, _, scalar = self._curve(eps)
         return self._out(log_d, scalar)
 
-    def delta(self, eps):
+    @overload
+    def delta(self, eps: float) -> float: ...
+    @overload
+    def delta(self, eps: npt.ArrayLike) -> FloatArray: ...
+    def delta(self, eps: npt.ArrayLike) -> float | FloatArray:
         """delta(eps) as a float (0.0 where it is below the float range; use :meth:`log_delta`)."""
         log_d, _, scalar = self._curve(eps)
         return self._out(np.exp(log_d), scalar)
 
-    def log_delta_upper(self, eps):
+    @overload
+    def log_delta_upper(self, eps: float) -> float: ...
+    @overload
+    def log_delta_upper(self, eps: npt.ArrayLike) -> FloatArray: ...
+    def log_delta_upper(self, eps: npt.ArrayLike) -> float | FloatArray:
         """Natural log of :meth:`delta_upper`."""
         _, log_u, scalar = self._curve(eps)
         return self._out(log_u, scalar)
 
-    def delta_upper(self, eps):
+    @overload
+    def delta_upper(self, eps: float) -> float: ...
+    @overload
+    def delta_upper(self, eps: npt.ArrayLike) -> FloatArray: ...
+    def delta_upper(self, eps: npt.ArrayLike) -> float | FloatArray:
         """A certified upper bound on delta(eps), within ~1e-10 relative of it.
 
         It adds bounds on rounding, on truncated sums and on the threshold
@@ -156,10 +168,8 @@ class CountingQuery:
         """
         target = log_target(real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False))
         rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
-        kernel = _kernel(self.n_unknown, self.p)
-
         def excess(e: float) -> float:
-            return float(kernel.log_delta(self.sigma, np.array([e]))[1][0]) - target
+            return _kernels.counting_log_delta_upper(self.n_unknown, self.p, sigma=self.sigma, eps=e) - target
 
         f0 = excess(0.0)
         if f0 <= 0:

@@ -1,4 +1,4 @@
-"""``ppk evaluate``: the evaluation the thesis ran out of time for (its §5.4).
+"""``ppk evaluate``: the evaluation the thesis ran out of time for (its Sec. 5.4).
 
 For every point of a grid (n, known/n, p, eps, delta) it computes the noise of
 Algorithm 1 (p known), of Algorithm 2 (p estimated privately; median over
@@ -19,22 +19,23 @@ import warnings
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from itertools import product
+from typing import Any
 
 import numpy as np
 
 from ._random import InsecureRandomnessWarning
 from .algorithm1 import alg1
 from .algorithm2 import alg2
-from .baselines import analytic_gaussian_sigma, classic_gaussian_sigma, optimal_gaussian_sigma
+from .baselines import analytic_gaussian_sigma, classic_gaussian_sigma, sufficient_gaussian_sigma
 
 __all__ = ["GRIDS", "GridPoint", "grid_points", "evaluate_point", "run_sweep", "write_csv", "COLUMNS"]
 
 COLUMNS = ["n", "known_fraction", "p", "eps", "delta", "sigma_ppk", "sigma_alg2", "sigma_analytic",
            "sigma_cor32", "sigma_classic", "gain", "seconds"]
 
-# Each grid: the axes of the sweep.  "thesis" is spec R1 (n 1e4..1e7, eps 1e-3..1, bias and
-# known/n 0.01..0.99); "quick" is a small cut of it that runs in about a minute on 2 cores.
-GRIDS = {
+# Each grid: the axes of the sweep.  "thesis" spans the ranges the thesis proposes for
+# it (n 1e4..1e7, eps 1e-3..1, bias and known/n 0.01..0.99); "quick" is a small cut of it that runs in about a minute on 2 cores.
+GRIDS: dict[str, dict[str, Any]] = {
     "quick": dict(n=[10**4, 10**5, 10**6], known_fraction=[0.1, 0.5, 0.9], p=[0.1, 0.3, 0.5],
                   eps=[0.01, 0.1, 1.0], delta=[1e-6], seeds=3),
     "thesis": dict(n=[10**4, 10**5, 10**6, 10**7], known_fraction=[0.01, 0.25, 0.5, 0.75, 0.99],
@@ -60,10 +61,10 @@ class GridPoint:
         return min(self.n - 1, int(round(self.known_fraction * self.n)))
 
 
-def grid_points(grid: str | dict, *, seed: int = 0) -> list[GridPoint]:
-    spec = GRIDS[grid] if isinstance(grid, str) else grid
-    axes = product(spec["n"], spec["known_fraction"], spec["p"], spec["eps"], spec["delta"])
-    return [GridPoint(i, n, kf, p, e, d, spec.get("seeds", 3), seed) for i, (n, kf, p, e, d) in enumerate(axes)]
+def grid_points(grid: str | dict[str, Any], *, seed: int = 0) -> list[GridPoint]:
+    axes_of: dict[str, Any] = GRIDS[grid] if isinstance(grid, str) else grid
+    axes = product(axes_of["n"], axes_of["known_fraction"], axes_of["p"], axes_of["eps"], axes_of["delta"])
+    return [GridPoint(i, n, kf, p, e, d, axes_of.get("seeds", 3), seed) for i, (n, kf, p, e, d) in enumerate(axes)]
 
 
 def evaluate_point(point: GridPoint) -> dict:
@@ -82,7 +83,7 @@ def evaluate_point(point: GridPoint) -> dict:
     return dict(
         n=n, known_fraction=point.known_fraction, p=point.p, eps=point.eps, delta=point.delta,
         sigma_ppk=sigma_ppk, sigma_alg2=float(np.median(alg2_sigmas)), sigma_analytic=sigma_bw,
-        sigma_cor32=optimal_gaussian_sigma(eps=point.eps, delta=point.delta) if point.delta <= 0.25 else math.nan,
+        sigma_cor32=sufficient_gaussian_sigma(eps=point.eps, delta=point.delta) if point.delta <= 0.25 else math.nan,
         sigma_classic=classic_gaussian_sigma(eps=point.eps, delta=point.delta) if point.eps < 1 else math.nan,
         gain=math.inf if sigma_ppk == 0 else sigma_bw / sigma_ppk,
         seconds=time.perf_counter() - start,
@@ -118,11 +119,10 @@ def run_sweep(points: list[GridPoint], *, executor: Executor | None = None, jobs
               progress: bool = True) -> list[dict]:
     """Evaluate every point; rows come back in grid order whatever the executor does."""
     own = executor is None
-    if own:
-        executor = ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1)
+    pool: Executor = ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1) if executor is None else executor
     bar = _Progress(len(points), progress)
     try:
-        futures = [executor.submit(evaluate_point, p) for p in points]
+        futures = [pool.submit(evaluate_point, p) for p in points]
         rows: list[dict | None] = [None] * len(points)
         pending = dict(zip(futures, range(len(points))))
         for fut in as_completed(futures):
@@ -130,7 +130,7 @@ def run_sweep(points: list[GridPoint], *, executor: Executor | None = None, jobs
             bar.step()
     finally:
         if own:
-            executor.shutdown()
+            pool.shutdown()
     return [r for r in rows if r is not None]
 
 

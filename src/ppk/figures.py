@@ -9,13 +9,14 @@ from __future__ import annotations
 import math
 import os
 import time
+from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
 
 from . import algorithm2 as a2
 from .algorithm1 import alg1
 from .baselines import analytic_gaussian_log_delta, analytic_gaussian_sigma, classic_gaussian_sigma, \
-    optimal_gaussian_sigma
+    sufficient_gaussian_sigma
 from .counting import CountingQuery
 from .hypergeom import hypergeom_pmf
 
@@ -34,12 +35,12 @@ def _save(fig, out_dir: str, name: str) -> str:
     return name
 
 
-def fig_baselines_vs_n(out_dir, eps=0.1, delta=1e-6):
+def fig_baselines_vs_n(out_dir: str, eps: float = 0.1, delta: float = 1e-6) -> tuple[str, str]:
     plt = _plt()
     ns = np.logspace(4, 7, 13)
     fig, ax = plt.subplots(figsize=(6, 4))
     for label, s in [("classic (Thm 3.1)", classic_gaussian_sigma(eps=eps, delta=delta)),
-                     ("Cor. 3.2, corrected", optimal_gaussian_sigma(eps=eps, delta=delta)),
+                     ("Cor. 3.2, corrected", sufficient_gaussian_sigma(eps=eps, delta=delta)),
                      ("Cor. 3.2, as printed (not DP)", _printed_cor32(eps, delta)),
                      ("analytic (Balle-Wang)", analytic_gaussian_sigma(eps=eps, delta=delta))]:
         ax.loglog(ns, s / ns, marker="o", ms=3, label=label)
@@ -57,10 +58,10 @@ def _printed_cor32(eps, delta):
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        return optimal_gaussian_sigma(eps=eps, delta=delta, variant="as_printed")
+        return sufficient_gaussian_sigma(eps=eps, delta=delta, variant="as_printed")
 
 
-def fig_pointwise_loss(out_dir, n=5000, known=3000, o=2000):
+def fig_pointwise_loss(out_dir: str, n: int = 5000, known: int = 3000, o: int = 2000) -> tuple[str, str]:
     plt = _plt()
     b = np.linspace(0.01, 0.99, 400)
 
@@ -87,13 +88,12 @@ def fig_pointwise_loss(out_dir, n=5000, known=3000, o=2000):
         "at b = (2000 - q)/2000 (0.75, 0.5, 0.25) -- a pointwise effect, not a statement about delta."
 
 
-def fig_hypergeom_runtime(out_dir, sizes=(10_000, 20_000, 50_000)):
+def fig_hypergeom_runtime(out_dir: str, sizes: Sequence[int] = (10_000, 20_000, 50_000)) -> tuple[str, str]:
     from scipy import stats
     plt = _plt()
     t_ppk, t_loop, t_vec = [], [], []
     for n in sizes:
-        args = dict(population=n, successes=n // 2, draws=n // 2)
-        t_ppk.append(_time(lambda: hypergeom_pmf(**args)))
+        t_ppk.append(_time(lambda: hypergeom_pmf(population=n, successes=n // 2, draws=n // 2)))
         dist = stats.hypergeom(M=n, n=n // 2, N=n // 2)
         lo, hi = 0, n // 2
         sample = np.linspace(lo, hi, 2000).astype(int)   # time 2000 calls, scale to the support
@@ -122,7 +122,7 @@ def _time(f, reps=3):
     return best
 
 
-def fig_tau_and_supported_eps(out_dir, kappa2=(1e-3, 1e-6, 1e-9)):
+def fig_tau_and_supported_eps(out_dir: str, kappa2: Sequence[float] = (1e-3, 1e-6, 1e-9)) -> tuple[str, str]:
     plt = _plt()
     m = np.logspace(3, 7, 60)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
@@ -144,7 +144,7 @@ def fig_tau_and_supported_eps(out_dir, kappa2=(1e-3, 1e-6, 1e-9)):
         "with 99% probability; the additive bound does not depend on the bias (the KL option would)."
 
 
-def fig_laplace_truncation(out_dir, kappa2=1e-6):
+def fig_laplace_truncation(out_dir: str, kappa2: float = 1e-6) -> tuple[str, str]:
     plt = _plt()
     eps = np.logspace(-3, 0, 80)
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -163,7 +163,7 @@ def fig_laplace_truncation(out_dir, kappa2=1e-6):
         "exp(-(eps/2)(n t - 1))), against eps: where it exceeds kappa3 Algorithm 2 falls back to DP."
 
 
-def fig_fraction_excluded(out_dir):
+def fig_fraction_excluded(out_dir: str) -> tuple[str, str]:
     plt = _plt()
     kappas = np.logspace(-16, -2, 30)
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -176,10 +176,10 @@ def fig_fraction_excluded(out_dir):
     ax.legend(fontsize=8)
     return _save(fig, out_dir, "fig5_4_fraction_excluded.png"), \
         "Share of the hypergeometric classes q(D') that kappa1 excludes: most are negligible, so tiny " \
-        "kappa1 suffices -- and under the binomial model exclusion cannot change sigma anyway (spec §1.4)."
+        "kappa1 suffices -- and under the binomial model exclusion cannot change sigma anyway."
 
 
-def fig_gain_maps(out_dir, ns=(10**4, 10**6), epss=(0.01, 0.1), delta=1e-6, size=11):
+def fig_gain_maps(out_dir: str, ns: Sequence[int] = (10**4, 10**6), epss: Sequence[float] = (0.01, 0.1), delta: float = 1e-6, size: int = 11) -> tuple[str, str]:
     plt = _plt()
     kf = np.linspace(0.05, 0.95, size)
     ps = np.linspace(0.05, 0.95, size)
@@ -202,13 +202,13 @@ def fig_gain_maps(out_dir, ns=(10**4, 10**6), epss=(0.01, 0.1), delta=1e-6, size
         "and p is near 1/2, 0 where the unknown rows alone suffice, 1 where the attacker knows almost everything."
 
 
-def product_idx(a, b):
+def product_idx(a: Sequence[Any], b: Sequence[Any]) -> Iterator[tuple[tuple[int, Any], tuple[int, Any]]]:
     for i, x in enumerate(a):
         for j, y in enumerate(b):
             yield (i, x), (j, y)
 
 
-def fig_delta_curves(out_dir, n=100_000, known=50_000, p=0.5):
+def fig_delta_curves(out_dir: str, n: int = 100_000, known: int = 50_000, p: float = 0.5) -> tuple[str, str]:
     plt = _plt()
     eps = np.linspace(0.0, 0.12, 61)
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -228,7 +228,7 @@ def fig_delta_curves(out_dir, n=100_000, known=50_000, p=0.5):
         "Gaussian mechanism with the same added sigma: the unknown rows alone are worth more than sigma = 100."
 
 
-def fig_evaluation_summary(out_dir, rows):
+def fig_evaluation_summary(out_dir: str, rows: list[dict[str, Any]]) -> tuple[str, str]:
     plt = _plt()
     fig, ax = plt.subplots(figsize=(6, 4))
     base1 = np.array([r["sigma_analytic"] for r in rows])
@@ -252,5 +252,5 @@ def fig_evaluation_summary(out_dir, rows):
         "diagonal: PPK never needs more noise than its DP baseline."
 
 
-ALL = [fig_baselines_vs_n, fig_pointwise_loss, fig_hypergeom_runtime, fig_tau_and_supported_eps,
+ALL: list[Callable[[str], tuple[str, str]]] = [fig_baselines_vs_n, fig_pointwise_loss, fig_hypergeom_runtime, fig_tau_and_supported_eps,
        fig_laplace_truncation, fig_fraction_excluded, fig_gain_maps, fig_delta_curves]

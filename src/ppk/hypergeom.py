@@ -2,9 +2,11 @@
 from __future__ import annotations
 
 import numpy as np
+import numpy.typing as npt
 
-from . import _core
+from . import _kernels
 from ._validate import integer
+from ._typing import FloatArray
 
 __all__ = ["hypergeom_pmf", "MAX_SUPPORT"]
 
@@ -12,7 +14,7 @@ __all__ = ["hypergeom_pmf", "MAX_SUPPORT"]
 MAX_SUPPORT = 200_000_000
 
 
-def hypergeom_pmf(*, population, successes, draws, log: bool = False):
+def hypergeom_pmf(*, population: int, successes: int, draws: int, log: bool = False) -> tuple[npt.NDArray[np.int64], FloatArray]:
     """The hypergeometric pmf over its whole support at once.
 
     ``h`` successes in ``draws`` draws without replacement from ``population``
@@ -33,6 +35,6 @@ def hypergeom_pmf(*, population, successes, draws, log: bool = False):
     if size > MAX_SUPPORT:
         raise ValueError(f"the support has {size} values, more than MAX_SUPPORT={MAX_SUPPORT}; "
                          "evaluate a part of it with scipy.stats.hypergeom instead")
-    first, logpmf = _core.hypergeom_logpmf(population, successes, draws)
+    first, logpmf = _kernels.hypergeom_logpmf(population, successes, draws)
     support = np.arange(first, first + logpmf.size, dtype=np.int64)
     return support, (logpmf if log else np.exp(logpmf))

@@ -22,7 +22,7 @@ numbers is tighter.  Hence
 
 and the bracket width is at most the P-mass of the w buckets next to eps.  Both
 orders come from the same object (L -> -L swaps the masses), and
-:meth:`get_delta_for_epsilon` reports the larger, like ppk's curve (spec ★).
+:meth:`get_delta_for_epsilon` reports the larger, like ppk's curve (docs/method.md, "The model").
 
 Infinities: mass where Q = 0 (P = 0) is a distinguishing event, kept apart
 (``infinity_mass``); mass cut off outside the loss range when a continuous law
@@ -38,13 +38,18 @@ far below 1e-300 stay representable (see :meth:`log_delta_bracket`).
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING, overload
 
 import numpy as np
-from scipy import special
-
-from . import _core
+import numpy.typing as npt
+from . import _kernels
 from ._logmath import log1mexp
+from ._search import smallest_feasible
 from ._validate import integer, real, real_array
+
+if TYPE_CHECKING:
+    from .counting import CountingQuery
+from ._typing import FloatArray
 
 __all__ = ["PrivacyLossDistribution"]
 
@@ -80,10 +85,10 @@ def _log_interval_masses(log_sf_lo, log_sf_hi, log_cdf_lo, log_cdf_hi):
 class PrivacyLossDistribution:
     """Bucketed privacy loss of a pair (P, Q) with both masses per bucket.  Build it with a ``from_*``."""
 
-    def __init__(self, *, interval: float, offset: int, mass_upper, mass_lower, width: float = 1.0,
-                 infinity_mass_upper=0.0, infinity_mass_lower=0.0, overflow_mass_upper=0.0,
-                 overflow_mass_lower=0.0, pessimistic_estimate: bool = True, max_buckets: int = 1 << 16,
-                 shared_noise_key=None):
+    def __init__(self, *, interval: float, offset: int, mass_upper: npt.ArrayLike, mass_lower: npt.ArrayLike, width: float = 1.0,
+                 infinity_mass_upper: float = 0.0, infinity_mass_lower: float = 0.0, overflow_mass_upper: float = 0.0,
+                 overflow_mass_lower: float = 0.0, pessimistic_estimate: bool = True, max_buckets: int = 1 << 16,
+                 shared_noise_key: tuple[int, int, float] | None = None):
         self.value_discretization_interval = real("interval", interval, minimum=0.0, min_inclusive=False)
         self.offset = integer("offset", offset, minimum=-(2**62), maximum=2**62)
         self.mass_upper = self._masses("mass_upper", mass_upper)
@@ -92,11 +97,14 @@ class PrivacyLossDistribution:
             raise ValueError(f"mass_upper and mass_lower must have the same length, got {self.mass_upper.size} "
                              f"and {self.mass_lower.size}")
         self.width = real("width", width, minimum=1.0)
-        probability = dict(minimum=0.0, maximum=1.0 + 1e-9)
-        self.infinity_mass_upper = LD(real("infinity_mass_upper", infinity_mass_upper, **probability))  # loss +inf
-        self.infinity_mass_lower = LD(real("infinity_mass_lower", infinity_mass_lower, **probability))  # loss -inf
-        self.overflow_mass_upper = LD(real("overflow_mass_upper", overflow_mass_upper, **probability))  # cut off
-        self.overflow_mass_lower = LD(real("overflow_mass_lower", overflow_mass_lower, **probability))  # cut off
+
+        def probability(name: str, value: object) -> np.longdouble:
+            return LD(real(name, value, minimum=0.0, maximum=1.0 + 1e-9))
+
+        self.infinity_mass_upper = probability("infinity_mass_upper", infinity_mass_upper)  # loss +inf
+        self.infinity_mass_lower = probability("infinity_mass_lower", infinity_mass_lower)  # loss -inf
+        self.overflow_mass_upper = probability("overflow_mass_upper", overflow_mass_upper)  # cut off
+        self.overflow_mass_lower = probability("overflow_mass_lower", overflow_mass_lower)  # cut off
         self.pessimistic_estimate = bool(pessimistic_estimate)
         self.max_buckets = integer("max_buckets", max_buckets, minimum=2, maximum=MAX_BUILD_BUCKETS)
         self._shared_noise_key = shared_noise_key
@@ -117,8 +125,8 @@ class PrivacyLossDistribution:
 
     # ------------------------------------------------------------------ builders
     @classmethod
-    def from_pmfs(cls, pmf_upper, pmf_lower, *, value_discretization_interval=1e-4,
-                  pessimistic_estimate: bool = True, tolerance: float = 1e-9, max_buckets: int = 1 << 16):
+    def from_pmfs(cls, pmf_upper: npt.ArrayLike, pmf_lower: npt.ArrayLike, *, value_discretization_interval: float = 1e-4,
+                  pessimistic_estimate: bool = True, tolerance: float = 1e-9, max_buckets: int = 1 << 16) -> PrivacyLossDistribution:
         """From two pmfs on a common support: ``P = pmf_upper``, ``Q = pmf_lower``; loss log(P/Q).
 
         Each outcome goes to the bucket k = ceil(L / Delta), i.e. L in [(k-1) Delta, k Delta].
@@ -176,9 +184,9 @@ class PrivacyLossDistribution:
                    overflow_mass_lower=np.exp(LD(log_q_up[-1])) + np.exp(LD(log_q_down[0])), **kw)
 
     @classmethod
-    def from_gaussian(cls, *, sigma, sensitivity=1.0, value_discretization_interval=1e-4,
-                      log_mass_truncation_bound=-100.0, pessimistic_estimate: bool = True,
-                      max_buckets: int = 1 << 16):
+    def from_gaussian(cls, *, sigma: float, sensitivity: float = 1.0, value_discretization_interval: float = 1e-4,
+                      log_mass_truncation_bound: float = -100.0, pessimistic_estimate: bool = True,
+                      max_buckets: int = 1 << 16) -> PrivacyLossDistribution:
         """Gaussian mechanism N(0, sigma^2) vs N(sensitivity, sigma^2): L ~ N(+-mu, 2 mu), mu = s^2/(2 sigma^2).
 
         Bucket masses are exact normal-CDF differences; mass beyond the loss range where the
@@ -199,13 +207,13 @@ class PrivacyLossDistribution:
         k_lo, k_hi = math.floor((-mu - z * sd) / dx), math.ceil((mu + z * sd) / dx)
         edges = np.arange(k_lo, k_hi + 1) * dx
         zp, zq = (edges - mu) / sd, (edges + mu) / sd
-        return cls._from_tails(dx, k_lo, k_hi, special.log_ndtr(-zp), special.log_ndtr(zp),
-                               special.log_ndtr(-zq), special.log_ndtr(zq),
+        logsf = _kernels.norm_logsf   # log P(Z > x); log P(Z <= x) = logsf(-x)
+        return cls._from_tails(dx, k_lo, k_hi, logsf(zp), logsf(-zp), logsf(zq), logsf(-zq),
                                pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
 
     @classmethod
-    def from_laplace(cls, *, scale, sensitivity=1.0, value_discretization_interval=1e-4,
-                     pessimistic_estimate: bool = True, max_buckets: int = 1 << 16):
+    def from_laplace(cls, *, scale: float, sensitivity: float = 1.0, value_discretization_interval: float = 1e-4,
+                     pessimistic_estimate: bool = True, max_buckets: int = 1 << 16) -> PrivacyLossDistribution:
         """Laplace mechanism Lap(0, b) vs Lap(sensitivity, b): L in [-s/b, s/b], atoms at both ends."""
         b = real("scale", scale, minimum=0.0, min_inclusive=False)
         s = real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
@@ -232,55 +240,56 @@ class PrivacyLossDistribution:
                    pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
 
     @classmethod
-    def from_counting_query(cls, query, *, value_discretization_interval=1e-4, log_mass_truncation_bound=-100.0,
-                            pessimistic_estimate: bool = True, max_buckets: int = 1 << 16):
+    def from_counting_query(cls, query: CountingQuery, *, value_discretization_interval: float = 1e-4, log_mass_truncation_bound: float = -100.0,
+                            pessimistic_estimate: bool = True, max_buckets: int = 1 << 16) -> PrivacyLossDistribution:
         """The natural-noise count a + Bin(N, p) + N(0, sigma^2), P = challenge row 1, Q = row 0.
 
-        Its loss is monotone in the output (spec F1), so bucket k's masses are the masses of the
+        Its loss is monotone in the output (docs/method.md), so bucket k's masses are the masses of the
         output interval between the thresholds where the loss is (k-1) Delta and k Delta: two tail
         evaluations of the C++ kernel per edge, no output grid.  sigma = 0 uses the lattice pmfs;
         no natural noise (N = 0, p in {0, 1}) is the Gaussian PLD.
         """
-        from .counting import CountingQuery, _kernel
+        from .counting import CountingQuery
         if not isinstance(query, CountingQuery):
             raise TypeError(f"query must be a ppk.CountingQuery, got {type(query).__name__}")
         dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
         bound = real("log_mass_truncation_bound", log_mass_truncation_bound, maximum=-1.0)
         N, p, sigma = query.n_unknown, query.p, query.sigma
         key = (query.n, query.known, query.p)
-        common = dict(pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
         if N == 0 or p in (0.0, 1.0):
             if sigma == 0:
                 raise ValueError("sigma = 0 with no natural noise: the output reveals the row (delta = 1)")
-            return cls.from_gaussian(sigma=sigma, value_discretization_interval=dx,
-                                     log_mass_truncation_bound=bound, **common)
+            return cls.from_gaussian(sigma=sigma, value_discretization_interval=dx, log_mass_truncation_bound=bound,
+                                     pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
         if sigma == 0:
-            from scipy import stats
-            w = stats.binom.pmf(np.arange(N + 1), N, p)
+            w = np.exp(_kernels.binom_logpmf(N, p, np.arange(N + 1)))
             out = cls.from_pmfs(np.append(0.0, w), np.append(w, 0.0), value_discretization_interval=dx,
-                                tolerance=1e-6, **common)
+                                tolerance=1e-6, pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
             out._shared_noise_key = key
             return out
-        kernel = _kernel(N, p)
+        def tails(eps: np.ndarray, mirrored: bool) -> tuple[np.ndarray, np.ndarray]:
+            return _kernels.counting_tail_logs(N, p, sigma=sigma, eps=eps, mirrored=mirrored)
 
         def reach(mirrored: bool) -> int:   # buckets until both tails are below the bound
             k = 1
             while k <= MAX_BUILD_BUCKETS:
-                la, lb = kernel.tail_logs(sigma, np.array([k * dx]), mirrored)
+                la, lb = tails(np.array([k * dx]), mirrored)
                 if max(la[0], lb[0]) < bound:
                     return k
                 k *= 2
-            _check_bucket_count(math.inf, f"the loss range of {query!r}")
+            raise ValueError(f"the loss range of {query!r} needs more than {MAX_BUILD_BUCKETS} buckets: use a "
+                             "larger value_discretization_interval")
         k_hi, k_lo = reach(False), reach(True)
         up = np.arange(0, k_hi + 1) * dx
         down = np.arange(1, k_lo + 1) * dx                     # losses -dx, -2dx, ... via the mirror pair
-        la, lb = kernel.tail_logs(sigma, up, False)            # P(L > e), Q(L > e), e >= 0
-        ma, mb = kernel.tail_logs(sigma, down, True)           # mirror: P(L <= -e) = B', Q(L <= -e) = A'
+        la, lb = tails(up, False)                             # P(L > e), Q(L > e), e >= 0
+        ma, mb = tails(down, True)                           # mirror: P(L <= -e) = B', Q(L <= -e) = A'
         log_p_up = np.concatenate([log1mexp(mb[::-1]), la])
         log_p_down = np.concatenate([mb[::-1], log1mexp(la)])
         log_q_up = np.concatenate([log1mexp(ma[::-1]), lb])
         log_q_down = np.concatenate([ma[::-1], log1mexp(lb)])
-        out = cls._from_tails(dx, -k_lo, k_hi, log_p_up, log_p_down, log_q_up, log_q_down, **common)
+        out = cls._from_tails(dx, -k_lo, k_hi, log_p_up, log_p_down, log_q_up, log_q_down,
+                              pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
         out._shared_noise_key = key
         return out
 
@@ -326,11 +335,19 @@ class PrivacyLossDistribution:
             return out[0]
         return tuple(np.array([o[i] for o in out]).reshape(np.shape(eps)) for i in range(len(out[0])))
 
-    def delta_bracket(self, eps):
+    @overload
+    def delta_bracket(self, eps: float) -> tuple[float, float]: ...
+    @overload
+    def delta_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray]: ...
+    def delta_bracket(self, eps: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
         """(lower, upper) with lower <= delta(eps) <= upper for the max over both orders; vectorised."""
         return self._map_eps(eps, lambda e: tuple(float(v) for v in self._bracket_ld(e)))
 
-    def log_delta_bracket(self, eps):
+    @overload
+    def log_delta_bracket(self, eps: float) -> tuple[float, float]: ...
+    @overload
+    def log_delta_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray]: ...
+    def log_delta_bracket(self, eps: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
         """Natural logs of :meth:`delta_bracket`, finite far below 1e-300 (long-double masses)."""
         def logs(e):
             lo, hi = self._bracket_ld(e)
@@ -338,7 +355,11 @@ class PrivacyLossDistribution:
                 return float(np.log(lo)), float(np.log(hi))
         return self._map_eps(eps, logs)
 
-    def get_delta_for_epsilon(self, eps):
+    @overload
+    def get_delta_for_epsilon(self, eps: float) -> float: ...
+    @overload
+    def get_delta_for_epsilon(self, eps: npt.ArrayLike) -> FloatArray: ...
+    def get_delta_for_epsilon(self, eps: npt.ArrayLike) -> float | FloatArray:
         """delta(eps): the upper end of the bracket (``pessimistic_estimate=True``) or the lower end."""
         end = 1 if self.pessimistic_estimate else 0
         flat, scalar = real_array("eps", eps, minimum=0.0)
@@ -348,23 +369,19 @@ class PrivacyLossDistribution:
     def get_epsilon_for_delta(self, delta: float) -> float:
         """Smallest eps >= 0 whose upper bound is <= delta (inf if the infinity masses exceed delta)."""
         delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False)
-        upper = lambda e: self._bracket_ld(e)[1]  # noqa: E731
-        if upper(0.0) <= delta:
+
+        def excess(e: float) -> float:   # non-increasing in e; feasible where <= 0
+            return float(self._bracket_ld(e)[1]) - delta
+
+        f0 = excess(0.0)
+        if f0 <= 0:
             return 0.0
         k_max = max(self.offset + self.mass_upper.size, -(self.offset - self.width) + 1)
         hi = (k_max + 1) * self.value_discretization_interval
-        if upper(hi) > delta:
+        f_hi = excess(hi)
+        if f_hi > 0:
             return math.inf
-        lo = 0.0
-        for _ in range(200):
-            mid = 0.5 * (lo + hi)
-            if upper(mid) <= delta:
-                hi = mid
-            else:
-                lo = mid
-            if hi - lo <= 1e-12 * hi:
-                break
-        return hi
+        return smallest_feasible(excess, 0.0, hi, f_lo=f0, f_hi=f_hi, rtol=1e-12).x
 
     # ------------------------------------------------------------------ composition
     def compose(self, other: "PrivacyLossDistribution", *, independent: bool | None = None) -> "PrivacyLossDistribution":
@@ -391,8 +408,8 @@ class PrivacyLossDistribution:
             b = b._coarsened()
         if not math.isclose(a.value_discretization_interval, b.value_discretization_interval, rel_tol=1e-12):
             raise ValueError("value_discretization_interval of the two PLDs must be equal or differ by a power of 2")
-        mp_ = _core.convolve_longdouble(a.mass_upper, b.mass_upper)
-        mq_ = _core.convolve_longdouble(a.mass_lower, b.mass_lower)
+        mp_ = _kernels.convolve_longdouble(a.mass_upper, b.mass_upper)
+        mq_ = _kernels.convolve_longdouble(a.mass_lower, b.mass_lower)
         sa, sb = a.mass_upper.sum(), b.mass_upper.sum()
         qa, qb = a.mass_lower.sum(), b.mass_lower.sum()
         return PrivacyLossDistribution(
@@ -408,14 +425,16 @@ class PrivacyLossDistribution:
     def self_compose(self, k: int, *, independent: bool | None = None) -> "PrivacyLossDistribution":
         """k-fold composition with itself (binary powering: O(log k) convolutions)."""
         k = integer("k", k, minimum=1)
-        result, base = None, self
-        while k:
+        result: PrivacyLossDistribution | None = None
+        base = self
+        while True:
             if k & 1:
                 result = base if result is None else result.compose(base, independent=independent)
             k >>= 1
-            if k:
-                base = base.compose(base, independent=independent)
-        return result
+            if not k:
+                assert result is not None   # k >= 1 has a set bit
+                return result
+            base = base.compose(base, independent=independent)
 
     # ------------------------------------------------------------------ coarsening
     def _coarsen(self) -> None:

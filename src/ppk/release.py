@@ -12,9 +12,13 @@ operating system's CSPRNG unless a seed is given -- which warns and marks the re
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Literal, overload
+
+import numpy.typing as npt
 
 from ._random import as_source, warn_if_seeded
 from .algorithm2 import Alg2Result, PrivateDraws, _run, _validated
+from ._typing import RngLike
 from .samplers import rounded_gaussian
 
 __all__ = ["release", "Release"]
@@ -41,8 +45,18 @@ class Release:
         return out
 
 
-def release(*, data=None, count=None, n=None, known, eps, delta, kappa1=0.0, kappa2=None, kappa3=None,
-            hoeffding: str = "additive", rng=None, audit: bool = False):
+@overload
+def release(*, data: npt.ArrayLike | None = ..., count: int | None = ..., n: int | None = ..., known: int, eps: float,
+            delta: float, kappa1: float = ..., kappa2: float | None = ..., kappa3: float | None = ...,
+            hoeffding: str = ..., rng: RngLike = ..., audit: Literal[False] = ...) -> Release: ...
+@overload
+def release(*, data: npt.ArrayLike | None = ..., count: int | None = ..., n: int | None = ..., known: int, eps: float,
+            delta: float, kappa1: float = ..., kappa2: float | None = ..., kappa3: float | None = ...,
+            hoeffding: str = ..., rng: RngLike = ..., audit: Literal[True]) -> tuple[Release, PrivateDraws]: ...
+def release(*, data: npt.ArrayLike | None = None, count: int | None = None, n: int | None = None, known: int,
+            eps: float, delta: float, kappa1: float = 0.0, kappa2: float | None = None, kappa3: float | None = None,
+            hoeffding: str = "additive", rng: RngLike = None,
+            audit: bool = False) -> Release | tuple[Release, PrivateDraws]:
     """Release ``count + round(sigma Z)`` with sigma from :func:`ppk.alg2` (same arguments).
 
     ``rng=None`` (default) uses a cryptographically secure source for both the count

@@ -29,6 +29,7 @@ import numbers
 from fractions import Fraction
 
 from ._random import RandomSource, as_source
+from ._typing import RngLike
 
 __all__ = ["discrete_laplace", "discrete_gaussian", "rounded_gaussian", "bernoulli_exp"]
 
@@ -65,7 +66,7 @@ def _bernoulli_exp_unit(num: int, den: int, src: RandomSource) -> bool:
     return k % 2 == 1
 
 
-def bernoulli_exp(gamma, *, rng=None) -> bool:
+def bernoulli_exp(gamma: float | Fraction, *, rng: RngLike = None) -> bool:
     """True with probability ``exp(-gamma)`` exactly, for a rational ``gamma >= 0``.
 
     The integer part costs one ``exp(-1)`` trial per unit, each failing with probability 0.63,
@@ -107,7 +108,7 @@ def _discrete_laplace(s: int, t: int, src: RandomSource) -> int:
         return -y if negative else y
 
 
-def discrete_laplace(scale, *, rng=None) -> int:
+def discrete_laplace(scale: float | Fraction, *, rng: RngLike = None) -> int:
     """One draw of the discrete Laplace law ``P(k) = tanh(1/(2 scale)) exp(-|k|/scale)``, k in Z.
 
     Parameters
@@ -121,7 +122,7 @@ def discrete_laplace(scale, *, rng=None) -> int:
     return _discrete_laplace(sc.numerator, sc.denominator, as_source(rng))
 
 
-def discrete_gaussian(sigma, *, rng=None) -> int:
+def discrete_gaussian(sigma: float | Fraction, *, rng: RngLike = None) -> int:
     """One draw of the discrete Gaussian ``P(k) ∝ exp(-k²/(2 sigma²))``, k in Z (sigma in counts).
 
     Rejection from the discrete Laplace of scale ``t = floor(sigma) + 1``, accepting ``y`` with
@@ -219,7 +220,7 @@ def _round_scaled(sig: Fraction, k: int, x: _LazyUniform, src: RandomSource) -> 
         x.refine(src)
 
 
-def rounded_gaussian(sigma, *, rng=None) -> int:
+def rounded_gaussian(sigma: float | Fraction, *, rng: RngLike = None) -> int:
     """One draw of ``round(sigma * Z)``, ``Z ~ N(0, 1)``, exactly in law (sigma in counts).
 
     ``P(k) = Phi((k + 1/2)/sigma) - Phi((k - 1/2)/sigma)`` for every ``sigma`` a float can

@@ -1,4 +1,4 @@
-"""DP basics a user of this library reaches for (lecture notes, seed 002; spec statistical-privacy §3).
+"""DP basics a user of this library reaches for (the lecture notes; docs/related.md).
 
 All functions are closed forms; each docstring says where the notes need a correction.
 """
@@ -8,34 +8,34 @@ import math
 from collections import Counter, defaultdict
 from typing import Iterable, Sequence
 
-from ._validate import EPS_MAX_CLOSED_FORM, integer, real
+from .._validate import EPS_MAX_CLOSED_FORM, integer, real
 
 __all__ = ["rr_epsilon", "rr_gamma", "compose_basic", "compose_advanced", "group_privacy",
            "subsample_amplify", "k_anonymity", "l_diversity"]
 
 
-def rr_epsilon(gamma) -> float:
+def rr_epsilon(gamma: float) -> float:
     """Randomized response reporting the true bit with probability 1/2 + gamma: eps = ln((1/2+gamma)/(1/2-gamma))."""
     gamma = real("gamma", gamma, minimum=0.0, maximum=0.5, max_inclusive=False)
     return math.log1p(2 * gamma) - math.log1p(-2 * gamma)
 
 
-def rr_gamma(eps) -> float:
+def rr_gamma(eps: float) -> float:
     """Inverse of :func:`rr_epsilon`: gamma = tanh(eps/2)/2."""
     return 0.5 * math.tanh(real("eps", eps, minimum=0.0) / 2)
 
 
 def compose_basic(eps_list: Iterable[float], delta_list: Iterable[float] | None = None) -> tuple[float, float]:
-    """Basic composition: (sum eps_i, sum delta_i)."""
+    """Basic composition: (sum eps_i, min(1, sum delta_i)), each sum correctly rounded (``math.fsum``)."""
     eps = [real("eps", e, minimum=0.0) for e in eps_list]
     deltas = [0.0] * len(eps) if delta_list is None else [real("delta", d, minimum=0.0, maximum=1.0)
                                                           for d in delta_list]
     if len(deltas) != len(eps):
         raise ValueError(f"eps_list and delta_list must have the same length, got {len(eps)} and {len(deltas)}")
-    return sum(eps), min(1.0, sum(deltas))
+    return math.fsum(eps), min(1.0, math.fsum(deltas))
 
 
-def compose_advanced(*, eps, delta, k, delta_prime, dwork_roth_term: bool = True) -> tuple[float, float]:
+def compose_advanced(*, eps: float, delta: float, k: int, delta_prime: float, dwork_roth_term: bool = True) -> tuple[float, float]:
     """k-fold advanced composition (Dwork, Rothblum, Vadhan): (eps', k delta + delta') with
     eps' = eps sqrt(2k ln(1/delta')) + k eps (e^eps - 1).
 
@@ -53,7 +53,7 @@ def compose_advanced(*, eps, delta, k, delta_prime, dwork_roth_term: bool = True
     return out, min(1.0, k * delta + delta_prime)
 
 
-def group_privacy(*, eps, delta=0.0, k) -> tuple[float, float]:
+def group_privacy(*, eps: float, delta: float = 0.0, k: int) -> tuple[float, float]:
     """Groups of k rows: (k eps, k e^{(k-1) eps} delta)."""
     eps = real("eps", eps, minimum=0.0, maximum=EPS_MAX_CLOSED_FORM)
     delta = real("delta", delta, minimum=0.0, maximum=1.0)
@@ -64,7 +64,7 @@ def group_privacy(*, eps, delta=0.0, k) -> tuple[float, float]:
     return k * eps, 1.0 if log_delta >= 0 else math.exp(log_delta)
 
 
-def subsample_amplify(*, eps, delta=0.0, rho) -> tuple[float, float]:
+def subsample_amplify(*, eps: float, delta: float = 0.0, rho: float) -> tuple[float, float]:
     """Poisson/uniform subsampling with rate rho: (ln(1 + rho (e^eps - 1)), rho delta) (the notes' "rho eps" is its limit)."""
     eps = real("eps", eps, minimum=0.0, maximum=EPS_MAX_CLOSED_FORM)
     delta = real("delta", delta, minimum=0.0, maximum=1.0)

@@ -1,4 +1,4 @@
-"""Passive vs active partial knowledge (Desfontaines, Krahmer, Mohammadi; seed 004; spec §2).
+"""Passive vs active partial knowledge (Desfontaines, Krahmer, Mohammadi; docs/related.md).
 
 Model: ``n`` rows i.i.d. Bernoulli(``p``); the attacker's background knowledge
 is the values of ``known`` rows (of which ``b`` are 1); the target row is not
@@ -22,11 +22,12 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import special, stats
+from scipy import special
 
-from ._logmath import log1mexp
-from ._validate import integer, real
-from .counting import CountingQuery
+from .. import _kernels
+from .._logmath import log1mexp
+from .._validate import integer, real
+from ..counting import CountingQuery
 
 __all__ = ["Count", "ThresholdCount", "NoisyCount", "DeltaResult", "apk_delta", "ppk_delta"]
 
@@ -119,7 +120,7 @@ def _log_h_threshold(mech: ThresholdCount, eps: float, forward: bool) -> np.ndar
     last_fill = T if mech.strict else T - 1          # counts C <= last_fill are replaced by fill
     b = np.arange(known + 1)
     k = np.arange(N + 1)
-    lw = stats.binom.logpmf(k, N, p) if 0 < p < 1 else np.where(k == (N if p == 1 else 0), 0.0, -np.inf)
+    lw = _kernels.binom_logpmf(N, p, k)
     # Count part: outputs o > last_fill.  With j = o - b (forward: P(o) = w_{j-1}, Q(o) = w_j; backward
     # swapped) the positive part of w_{j-1} - e^eps w_j is formed with the closed-form ratio
     # w_j / w_{j-1} = (N - j + 1) p / (j q), never as a difference of two large log-pmfs.
@@ -142,13 +143,14 @@ def _log_h_threshold(mech: ThresholdCount, eps: float, forward: bool) -> np.ndar
     suffix = np.append(suffix, -np.inf)
     j_min = np.clip(last_fill + 1 - b, 0, N + 2)      # outputs o = j + b > last_fill
     count_part = suffix[j_min]
-    # Fill part: P(fill | a) = P(a + b + X <= last_fill) = F(last_fill - b - a)
-    def log_cdf(x):
-        x = np.asarray(x)
+    # Fill part: P(fill | a) = P(a + b + X <= last_fill) = F(last_fill - b - a), the cdf as a running
+    # log-sum of the pmf: a sum of positive terms, finite far below the double range
+    log_cdf_table = np.logaddexp.accumulate(lw)
+
+    def log_cdf(x: np.ndarray) -> np.ndarray:
         out = np.full(x.shape, -np.inf)
         ok = x >= 0
-        out[ok] = stats.binom.logcdf(np.minimum(x[ok], N), N, p) if 0 < p < 1 else \
-            np.where(x[ok] >= (N if p == 1 else 0), 0.0, -np.inf)
+        out[ok] = log_cdf_table[np.minimum(x[ok], N)]
         return out
     f1, f0 = log_cdf(last_fill - b - 1), log_cdf(last_fill - b)     # target 1, target 0
     top, bottom = (f1, f0) if forward else (f0, f1)
@@ -163,7 +165,7 @@ def _result(log_delta: float, worst: int | None = None) -> DeltaResult:
                        worst_known=worst)
 
 
-def apk_delta(mechanism, *, eps) -> DeltaResult:
+def apk_delta(mechanism: Count | NoisyCount | ThresholdCount, *, eps: float) -> DeltaResult:
     """Active partial knowledge: the worst case over the known rows' values (Def. 6)."""
     mechanism, eps = _mechanism(mechanism), _eps(eps)
     if isinstance(mechanism, ThresholdCount):
@@ -173,16 +175,12 @@ def apk_delta(mechanism, *, eps) -> DeltaResult:
     return _result(_shift_invariant(mechanism).log_delta(eps), 0)
 
 
-def ppk_delta(mechanism, *, eps) -> DeltaResult:
+def ppk_delta(mechanism: Count | NoisyCount | ThresholdCount, *, eps: float) -> DeltaResult:
     """Passive partial knowledge: the expectation over the known rows' values (Def. 7, Lemma 4)."""
     mechanism, eps = _mechanism(mechanism), _eps(eps)
     if isinstance(mechanism, ThresholdCount):
         b = np.arange(mechanism.known + 1)
-        p = mechanism.p
-        if 0 < p < 1:
-            lpb = stats.binom.logpmf(b, mechanism.known, p)
-        else:
-            lpb = np.where(b == (mechanism.known if p == 1 else 0), 0.0, -np.inf)
+        lpb = _kernels.binom_logpmf(mechanism.known, mechanism.p, b)
         best = max(special.logsumexp(lpb + _log_h_threshold(mechanism, eps, fwd)) for fwd in (True, False))
         return _result(best)
     return _result(_shift_invariant(mechanism).log_delta(eps))

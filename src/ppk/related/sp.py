@@ -1,15 +1,15 @@
-"""Statistical privacy with random partitions (Breutigam & Reischuk, seed 003; spec statistical-privacy §1).
+"""Statistical privacy with random partitions (Breutigam & Reischuk; docs/related.md).
 
 The curator splits the n rows by a secret uniform random partition into blocks of the given
 sizes, answers one count per block and releases only the answers.  The unknown rows are i.i.d.
-Bernoulli(p), the noiseless count's curve is ``delta(eps; N, p)`` (spec §1.3, ppk's kernel at
+Bernoulli(p), the noiseless count's curve is ``delta(eps; N, p)`` (ppk's kernel at
 sigma = 0), and:
 
 * :func:`composition_bound` -- the paper's Thm 5.1 (i.i.d. entries): sum_k (n_k/n) delta(eps; n_k - 1, p).
   An upper bound (a convex split over the target's block).
 * :func:`composition_delta_exact` -- the exact delta for same-predicate counts: the answers'
   likelihood ratio depends only on their total, so it is the count over the union of the blocks,
-  mixed with "target not sampled" when the blocks do not cover all rows (spec §4.2).
+  mixed with "target not sampled" when the blocks do not cover all rows (docs/related.md).
 * :func:`sampling_privacy_curve` -- Ex. 1: one sampled count when the attacker knows some rows,
   with hypergeometric weights from the C++ kernel.
 * :func:`compare_sp_dp` -- regenerates Tables I and II and adds the exact SP delta and the number
@@ -19,16 +19,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any, Callable, Sequence
 
 import numpy as np
-from scipy import optimize, special, stats
+import numpy.typing as npt
+from scipy import special
 
-from ._logmath import log1mexp
-from ._random import as_source, warn_if_seeded
-from ._validate import integer, real
-from .samplers import rounded_gaussian
-from .counting import CountingQuery
-from .hypergeom import hypergeom_pmf
+from .. import _kernels
+from .._logmath import log1mexp
+from .._random import as_generator, as_source, warn_if_seeded
+from .._validate import integer, real
+from ..samplers import rounded_gaussian
+from ..counting import CountingQuery
+from ..hypergeom import hypergeom_pmf
+from .._typing import RngLike
 
 __all__ = ["random_partition", "PartitionMechanism", "count_delta", "composition_bound",
            "composition_delta_exact", "sampling_privacy_curve", "adaptive_composition_bound",
@@ -51,7 +55,7 @@ def _sizes(n, sizes) -> tuple[int, list[int]]:
     return n, sizes
 
 
-def random_partition(n, sizes, rng=None) -> list[np.ndarray]:
+def random_partition(n: int, sizes: Sequence[int], rng: RngLike = None) -> list[np.ndarray]:
     """Secret blocks: a uniform random permutation of range(n) cut into consecutive pieces of ``sizes``.
 
     ``rng``: None (cryptographically secure), an int seed or a numpy Generator.
@@ -73,7 +77,7 @@ class PartitionMechanism:
     sizes: tuple
     sigma: float = 0.0
 
-    def release(self, data, rng=None) -> list[int]:
+    def release(self, data: npt.ArrayLike, rng: RngLike = None) -> list[int]:
         arr = np.asarray(data)
         if arr.ndim != 1 or not np.all((arr == 0) | (arr == 1)):
             raise ValueError("data must be a 1-d array of 0/1 values")
@@ -83,13 +87,13 @@ class PartitionMechanism:
         return [int(arr[b].sum()) + rounded_gaussian(self.sigma, rng=src) for b in blocks]
 
 
-def count_delta(*, N, p, eps) -> float:
-    """delta(eps) of the noiseless count a + Bin(N, p), both orders (spec §1.3)."""
+def count_delta(*, N: int, p: float, eps: float) -> float:
+    """delta(eps) of the noiseless count a + Bin(N, p), both orders (docs/method.md, "σ = 0")."""
     eps = real("eps", eps, minimum=0.0)
     return CountingQuery(n=integer("N", N, minimum=0) + 1, known=0, p=p, sigma=0.0).delta(eps)
 
 
-def composition_bound(*, n, sizes, p, eps, known: int = 0) -> float:
+def composition_bound(*, n: int, sizes: Sequence[int], p: float, eps: float, known: int = 0) -> float:
     """Thm 5.1 (i.i.d.): sum_k (n_k / n) delta(eps; n_k - 1, p) -- an upper bound.
 
     With ``known > 0`` rows known to the attacker (non-identical entries: point masses), Thm 5.2 with
@@ -103,8 +107,8 @@ def composition_bound(*, n, sizes, p, eps, known: int = 0) -> float:
     return float(sum(s / n * sampling_privacy_curve(n=n, sample=s, known=known, p=p, eps=eps) for s in sizes))
 
 
-def composition_delta_exact(*, n, sizes, p, eps) -> float:
-    """Exact delta of same-predicate counts on a secret partition (spec §4.2).
+def composition_delta_exact(*, n: int, sizes: Sequence[int], p: float, eps: float) -> float:
+    """Exact delta of same-predicate counts on a secret partition (docs/related.md).
 
     With S = sum of the sizes and lam = S/n: the answers are as informative as their total, whose law
     under target value a is lam (a + Bin(S-1, p)) + (1 - lam) Bin(S, p).  Covering all rows gives the
@@ -118,9 +122,9 @@ def composition_delta_exact(*, n, sizes, p, eps) -> float:
         return count_delta(N=n - 1, p=p, eps=eps)
     lam = S / n
     c = np.arange(S + 1)
-    inner = stats.binom.logpmf(c, S - 1, p)
-    inner1 = np.concatenate([[-np.inf], stats.binom.logpmf(c[:-1], S - 1, p)])
-    outer = stats.binom.logpmf(c, S, p)
+    inner = _kernels.binom_logpmf(S - 1, p, c)
+    inner1 = np.concatenate([[-np.inf], inner[:-1]])
+    outer = _kernels.binom_logpmf(S, p, c)
     logp = {a: np.logaddexp(math.log(lam) + (inner1 if a else inner), math.log1p(-lam) + outer) for a in (0, 1)}
     best = -math.inf
     for a, b in ((1, 0), (0, 1)):
@@ -133,12 +137,12 @@ def composition_delta_exact(*, n, sizes, p, eps) -> float:
     return math.exp(best)
 
 
-def sampling_privacy_curve(*, n, sample, known, p, eps, population: str = "corrected", conditional: bool = True):
+def sampling_privacy_curve(*, n: int, sample: int, known: int, p: float, eps: float, population: str = "corrected", conditional: bool = True) -> float:
     """Ex. 1: one count over a uniform sample of ``sample`` rows that contains the target, when the
     attacker knows ``known`` rows: sum_z HG(z) delta(eps; sample - 1 - z, p), z = known rows sampled.
 
     ``population="corrected"`` draws the other sample - 1 rows from the n - 1 non-target rows (the
-    paper writes n, spec §7.1); ``conditional=False`` multiplies by sample/n (Def. 3.3's unconditional SPC).
+    paper writes n; docs/related.md); ``conditional=False`` multiplies by sample/n (Def. 3.3's unconditional SPC).
     """
     eps = real("eps", eps, minimum=0.0)
     n = integer("n", n, minimum=2)
@@ -153,7 +157,7 @@ def sampling_privacy_curve(*, n, sample, known, p, eps, population: str = "corre
     return out if conditional else out * s / n
 
 
-def adaptive_composition_bound(*, n, sizes, p, eps, policy, samples: int = 2000, rng=None):
+def adaptive_composition_bound(*, n: int, sizes: Sequence[int], p: float, eps: float, policy: Callable[[int, tuple[int, ...]], float], samples: int = 2000, rng: RngLike = None) -> tuple[float, float]:
     """Thm 5.3 (i.i.d., adaptive): sum_k (n_k/n) E[delta of block k's query given the earlier answers].
 
     ``policy(k, answers)`` returns the noise sigma (counts) for block k's count given the answers
@@ -162,10 +166,11 @@ def adaptive_composition_bound(*, n, sizes, p, eps, policy, samples: int = 2000,
     """
     n, sizes = _sizes(n, sizes)
     samples = integer("samples", samples, minimum=2)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = as_generator(rng)
     draws = np.empty(samples)
     for t in range(samples):
-        answers, total = [], 0.0
+        answers: list[int] = []
+        total = 0.0
         for k, s in enumerate(sizes):
             sigma = real("policy sigma", policy(k, tuple(answers)), minimum=0.0)
             total += s / n * CountingQuery(n=s, known=0, p=p, sigma=sigma).delta(eps)
@@ -188,28 +193,37 @@ TABLE_II = dict(n=2**10, p=0.5, eps=(0.05, 0.1, 0.2), rows=[
 
 
 def _kov_queries(sigma, eps, delta, n, rounding):
-    """The paper's #DP, reconstructed (spec §1.5): sigma^2 eps^2 / (8 Delta^2 ln(e + eps/delta)), Delta = 1/n."""
+    """The paper's #DP, reconstructed (docs/related.md, "The DP comparison"): sigma^2 eps^2 / (8 Delta^2 ln(e + eps/delta)), Delta = 1/n."""
     x = sigma**2 * eps**2 * n**2 / (8 * math.log(math.e + eps / delta))
     return math.floor(x) if rounding == "floor" else int(round(x))
 
 
 def _gaussian_queries(sigma, eps, delta, n):
-    """Largest k with k-fold Gaussian noise sigma on the mean (Delta = 1/n) exactly (eps, delta)-DP."""
-    def excess(k):
-        mu = math.sqrt(k) / (n * sigma)
-        return (special.ndtr(-eps / mu + mu / 2) - math.exp(eps) * special.ndtr(-eps / mu - mu / 2)) - delta
-    if excess(1) > 0:
+    """Largest k with which k Gaussian releases of the mean (noise sigma, Delta = 1/n) are (eps, delta)-DP.
+
+    k-fold composition of the Gaussian mechanism is the Gaussian mechanism with sigma / sqrt(k), i.e.
+    ``n sigma / sqrt(k)`` in counts; its exact (Balle-Wang) delta grows with k, so the largest k is found
+    by doubling and integer bisection on the certified upper bound (never more queries than allowed).
+    """
+    target = math.log(delta)
+
+    def private(k: int) -> bool:
+        return _kernels.gaussian_log_delta_upper(sigma=n * sigma / math.sqrt(k), eps=eps) <= target
+
+    if not private(1):
         return 0
-    hi = 2
-    while excess(hi) <= 0:
-        hi *= 2
-    k = int(optimize.brentq(lambda x: excess(x), hi / 2, hi))
-    while excess(k + 1) <= 0:
-        k += 1
-    return k
+    lo, hi = 1, 2
+    while private(hi):
+        lo, hi = hi, 2 * hi
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        lo, hi = (mid, hi) if private(mid) else (lo, mid)
+    return lo
 
 
-def compare_sp_dp(table=None, *, n=None, p=0.5, eps_list=None, n_sp_list=None):
+def compare_sp_dp(table: dict[str, Any] | None = None, *, n: int | None = None, p: float = 0.5,
+                  eps_list: Sequence[float] | None = None,
+                  n_sp_list: Sequence[int] | None = None) -> list[dict[str, Any]]:
     """Rows (n_sp, sigma, eps, paper delta, delta Thm 5.1, exact delta, #DP paper-style, #DP exact Gaussian).
 
     With ``table=TABLE_I`` or ``TABLE_II`` the paper's printed values are included for comparison.
@@ -219,6 +233,8 @@ def compare_sp_dp(table=None, *, n=None, p=0.5, eps_list=None, n_sp_list=None):
         n, p, eps_list = table["n"], table["p"], table["eps"]
         printed = {row[0]: row for row in table["rows"]}
         n_sp_list = list(printed)
+    if n is None or eps_list is None or n_sp_list is None:
+        raise ValueError("give table=TABLE_I or TABLE_II, or all of n, eps_list and n_sp_list")
     rows = []
     for n_sp in n_sp_list:
         nk = n // n_sp

@@ -1,4 +1,4 @@
-// ppk/ridge.hpp -- sensitivity sampling for ridge regression (privacy at risk, Sec. 4.2).
+// ppk/risk/ridge.hpp -- sensitivity sampling for ridge regression (privacy at risk, Sec. 4.2).
 //
 // For each neighbouring pair: p-1 common rows C, one extra row a (dataset x) or b (dataset y),
 // all drawn with replacement from the data; S = ||theta_x - theta_y||_1 with
@@ -6,7 +6,7 @@
 // (O(p d^2)), inverted once (Gauss-Jordan, d small), and both solutions follow by a rank-one
 // Sherman-Morrison update.  Row indices come from a counter-based hash (splitmix64 of seed,
 // pair, slot), so every pair is a pure function of (seed, pair) and the output does not depend
-// on the number of threads; the numpy reference in ppk.sensitivity uses the same hash.
+// on the number of threads; the numpy reference in ppk.related.risk.sensitivity uses the same hash.
 #pragma once
 
 #include <cmath>

@@ -1,4 +1,4 @@
-"""Privacy at risk (Dandekar, Basu, Bressan; seed 001; spec privacy-at-risk.md).
+"""Privacy at risk (Dandekar, Basu, Bressan, "Differential privacy at risk"; docs/related.md).
 
 A Laplace mechanism calibrated for eps0 satisfies a smaller eps "most of the time": (eps, gamma)-privacy
 at risk.  **Convention, used everywhere here: gamma is the confidence -- the probability that the
@@ -15,22 +15,26 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable, overload
 
 import numpy as np
+import numpy.typing as npt
 from scipy import optimize, special
 
-from ._validate import EPS_MAX_CLOSED_FORM, integer, real
+from ..._random import as_generator
+from ..._validate import EPS_MAX_CLOSED_FORM, integer, real
+from ..._typing import FloatArray, RngLike
 
 __all__ = ["BesselK", "confidence", "eps_for_confidence", "calibrate_eps0", "confidence_exact", "confidence_mc",
            "laplace_overlap", "dkw_alpha", "empirical_confidence", "combined_confidence",
-           "calibrate_eps0_combined", "compose_basic", "compose_advanced", "compose_privacy_at_risk",
+           "calibrate_eps0_combined", "compose_privacy_at_risk",
            "crossover", "CostModel", "OptimalPaR", "eps_lower_bound_from_mae"]
 
 
 class BesselK:
-    """T = |X1 - X2|, X1, X2 i.i.d. Gamma(k, 1): the paper's "BesselK(k)" (Lemma 22, theta-free).
+    """``T = |X1 - X2|``, X1, X2 i.i.d. Gamma(k, 1): the paper's "BesselK(k)" (Lemma 22, theta-free).
 
-    Finite closed form for half-integer Bessel functions (spec §1.1): with weights
+    Finite closed form for half-integer Bessel functions (docs/related.md): with weights
     c_i = 2 C(k-1, i) (2k-2-i)! 2^{-(2k-1-i)} / Gamma(k)^2 (positive, log-space for large k),
     pdf(t) = e^{-t} sum_i c_i t^i and cdf(x) = sum_i c_i i! P(i+1, x).  Stable for k up to hundreds.
     """
@@ -47,27 +51,43 @@ class BesselK:
         self._log_w = self._log_c + special.gammaln(i + 1)     # weights of the gamma cdfs, summing to 1
         self._i = i
 
-    def pdf(self, t):
-        t = np.asarray(t, dtype=float)
+    @overload
+    def pdf(self, t: float) -> float: ...
+    @overload
+    def pdf(self, t: npt.ArrayLike) -> FloatArray: ...
+    def pdf(self, t: npt.ArrayLike) -> float | FloatArray:
+        ts = np.asarray(t, dtype=float)
         with np.errstate(divide="ignore"):
-            logt = np.log(np.maximum(t, 0.0))
+            logt = np.log(np.maximum(ts, 0.0))
         terms = self._log_c[:, None] + self._i[:, None] * logt.reshape(1, -1)
-        terms[:, (t.reshape(-1) == 0)] = np.where(self._i[:, None] == 0, self._log_c[:, None], -np.inf)
-        out = np.exp(special.logsumexp(terms, axis=0) - t.reshape(-1))
-        out[t.reshape(-1) < 0] = 0.0
-        return out.reshape(t.shape) if t.ndim else float(out[0])
+        terms[:, (ts.reshape(-1) == 0)] = np.where(self._i[:, None] == 0, self._log_c[:, None], -np.inf)
+        out = np.exp(special.logsumexp(terms, axis=0) - ts.reshape(-1))
+        out[ts.reshape(-1) < 0] = 0.0
+        return out.reshape(ts.shape) if ts.ndim else float(out[0])
 
-    def cdf(self, x):
-        x = np.maximum(np.asarray(x, dtype=float), 0.0)
-        out = np.sum(np.exp(self._log_w)[:, None] * special.gammainc(self._i[:, None] + 1, x.reshape(1, -1)), axis=0)
-        return out.reshape(x.shape) if x.ndim else float(out[0])
+    @overload
+    def cdf(self, x: float) -> float: ...
+    @overload
+    def cdf(self, x: npt.ArrayLike) -> FloatArray: ...
+    def cdf(self, x: npt.ArrayLike) -> float | FloatArray:
+        """P(T <= x): a mixture of regularised lower incomplete gamma functions."""
+        return self._gamma_mixture(x, special.gammainc)
 
-    def sf(self, x):
-        x = np.maximum(np.asarray(x, dtype=float), 0.0)
-        out = np.sum(np.exp(self._log_w)[:, None] * special.gammaincc(self._i[:, None] + 1, x.reshape(1, -1)), axis=0)
-        return out.reshape(x.shape) if x.ndim else float(out[0])
+    @overload
+    def sf(self, x: float) -> float: ...
+    @overload
+    def sf(self, x: npt.ArrayLike) -> FloatArray: ...
+    def sf(self, x: npt.ArrayLike) -> float | FloatArray:
+        """P(T > x), formed from the upper incomplete gamma functions (no 1 - cdf cancellation)."""
+        return self._gamma_mixture(x, special.gammaincc)
 
-    def ppf(self, q):
+    def _gamma_mixture(self, x: npt.ArrayLike, regularized: Callable[..., np.ndarray]) -> float | FloatArray:
+        xs = np.maximum(np.asarray(x, dtype=float), 0.0)
+        out = np.sum(np.exp(self._log_w)[:, None] * regularized(self._i[:, None] + 1, xs.reshape(1, -1)), axis=0)
+        return out.reshape(xs.shape) if xs.ndim else float(out[0])
+
+    def ppf(self, q: float) -> float:
+        """The quantile: the t with cdf(t) = q (root finding to 1e-14)."""
         q = real("q", q, minimum=0.0, maximum=1.0)
         if q == 0:
             return 0.0
@@ -76,10 +96,11 @@ class BesselK:
         hi = 1.0
         while self.cdf(hi) < q:
             hi *= 2
-        return optimize.brentq(lambda x: self.cdf(x) - q, 0.0, hi, xtol=1e-14, rtol=1e-14)
+        return float(optimize.brentq(lambda x: self.cdf(x) - q, 0.0, hi, xtol=1e-14, rtol=1e-14))
 
-    def rvs(self, size=None, rng=None):
-        gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    def rvs(self, size: int | tuple[int, ...] | None = None, rng: RngLike = None) -> float | FloatArray:
+        """Random draws of T (a float when ``size`` is None); for simulations, not releases."""
+        gen = as_generator(rng)
         return np.abs(gen.gamma(self.k, 1.0, size) - gen.gamma(self.k, 1.0, size))
 
 
@@ -95,7 +116,7 @@ def _eps_pair(eps, eps0):
     return eps, eps0
 
 
-def confidence(*, eps, eps0, k=1) -> float:
+def confidence(*, eps: float, eps0: float, k: int = 1) -> float:
     """The paper's gamma1 = F_T(eps) / F_T(eps0) (Eq. 3), 0 <= eps <= eps0.
 
     It follows Lemma 24's model, which treats the two Laplace sums as independent.  The exact
@@ -106,7 +127,7 @@ def confidence(*, eps, eps0, k=1) -> float:
     return t.cdf(eps) / t.cdf(eps0)
 
 
-def eps_for_confidence(*, gamma, eps0, k=1) -> float:
+def eps_for_confidence(*, gamma: float, eps0: float, k: int = 1) -> float:
     """Inverse of :func:`confidence` in eps: Eq. 4 for k = 1, root finding otherwise."""
     gamma = real("gamma", gamma, minimum=0.0, maximum=1.0)
     eps0 = _eps0(eps0)
@@ -120,7 +141,7 @@ def eps_for_confidence(*, gamma, eps0, k=1) -> float:
     return optimize.brentq(lambda e: t.cdf(e) - target, 0.0, eps0, xtol=1e-14, rtol=1e-14)
 
 
-def calibrate_eps0(*, eps, gamma, k=1, eps0_max=50.0) -> float:
+def calibrate_eps0(*, eps: float, gamma: float, k: int = 1, eps0_max: float = 50.0) -> float:
     """The eps0 whose Laplace mechanism is (eps, gamma)-private at risk: gamma F_T(eps0) = F_T(eps).
 
     Feasible iff F_T(eps) < gamma <= 1 (as eps0 grows, gamma1 falls to F_T(eps)); otherwise ValueError.
@@ -130,7 +151,7 @@ def calibrate_eps0(*, eps, gamma, k=1, eps0_max=50.0) -> float:
     t = BesselK(k)
     floor = t.cdf(eps)
     if gamma <= floor:
-        raise ValueError(f"infeasible: gamma={gamma} must exceed F_T(eps)={floor:.6g}, the confidence that any "
+        raise ValueError(f"infeasible: gamma = {gamma} must exceed F_T(eps)={floor:.6g}, the confidence that any "
                          f"eps0 >= eps gives at level eps={eps}")
     if gamma == 1:
         return eps
@@ -140,8 +161,10 @@ def calibrate_eps0(*, eps, gamma, k=1, eps0_max=50.0) -> float:
     return optimize.brentq(lambda e0: t.cdf(e0) - target, eps, eps0_max, xtol=1e-14, rtol=1e-14)
 
 
-def confidence_exact(*, eps, eps0) -> float:
-    """P(|privacy loss| <= eps) exactly, Laplace mechanism eps0, worst-case pair, k = 1 (spec §5.1).
+def confidence_exact(*, eps: float, eps0: float) -> float:
+    """``P(|privacy loss| <= eps)`` exactly, Laplace mechanism eps0, worst-case pair, k = 1.
+
+    See docs/related.md, "gamma1 is not the exact probability".
 
     The loss has atoms at +-eps0 (mass 1/2 + e^{-eps0}/2) and is uniform-like in between, so for
     eps < eps0 the probability is e^{-eps0/2} sinh(eps/2) < 1/2 -- e.g. 0.1532 at (0.5, 1) where the
@@ -151,26 +174,27 @@ def confidence_exact(*, eps, eps0) -> float:
     return 1.0 if eps >= eps0 else math.exp(-eps0 / 2) * math.sinh(eps / 2)
 
 
-def confidence_mc(*, fx, fy, eps, eps0, sensitivity=1.0, samples=100_000, rng=None) -> tuple[float, float]:
-    """Monte-Carlo estimate of P(|privacy loss| <= eps) for outputs f(x), f(y) (any dimension k).
+def confidence_mc(*, fx: npt.ArrayLike, fy: npt.ArrayLike, eps: float, eps0: float, sensitivity: float = 1.0,
+                  samples: int = 100_000, rng: RngLike = None) -> tuple[float, float]:
+    """Monte-Carlo estimate of ``P(|privacy loss| <= eps)`` for outputs f(x), f(y) (any dimension k).
 
-    z = f(x) + Laplace(sensitivity/eps0)^k, loss = (eps0/sensitivity) sum_i (|z_i - f(y)_i| - |z_i - f(x)_i|).
+    ``z = f(x) + Laplace(sensitivity/eps0)^k``, ``loss = (eps0/sensitivity) sum_i (|z_i - f(y)_i| - |z_i - f(x)_i|)``.
     Returns (estimate, standard error).
     """
-    fx, fy = np.atleast_1d(np.asarray(fx, float)), np.atleast_1d(np.asarray(fy, float))
-    if fx.shape != fy.shape:
+    x, y = np.atleast_1d(np.asarray(fx, float)), np.atleast_1d(np.asarray(fy, float))
+    if x.shape != y.shape:
         raise ValueError("fx and fy must have the same shape")
     eps, eps0 = _eps_pair(eps, eps0)
     s = real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
     samples = integer("samples", samples, minimum=2)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
-    z = fx + gen.laplace(0.0, s / eps0, size=(samples, fx.size))
-    loss = eps0 / s * (np.abs(z - fy) - np.abs(z - fx)).sum(axis=1)
+    gen = as_generator(rng)
+    z = x + gen.laplace(0.0, s / eps0, size=(samples, x.size))
+    loss = eps0 / s * (np.abs(z - y) - np.abs(z - x)).sum(axis=1)
     hit = np.abs(loss) <= eps
     return float(hit.mean()), float(hit.std(ddof=1) / math.sqrt(samples))
 
 
-def laplace_overlap(*, eps1, eps2, sensitivity=1.0) -> float:
+def laplace_overlap(*, eps1: float, eps2: float, sensitivity: float = 1.0) -> float:
     """Overlap of Lap(s/eps1) and Lap(s/eps2), eps2 < eps1 (Lemma 18)."""
     eps1 = real("eps1", eps1, minimum=0.0, min_inclusive=False)
     eps2 = real("eps2", eps2, minimum=0.0, min_inclusive=False)
@@ -181,18 +205,18 @@ def laplace_overlap(*, eps1, eps2, sensitivity=1.0) -> float:
     return 1 - (math.exp(-m * eps2 / s) - math.exp(-m * eps1 / s))
 
 
-def dkw_alpha(*, n, rho) -> float:
-    """DKW (Massart): P(sup |F_n - F| <= rho) >= alpha = 1 - 2 exp(-2 rho^2 n) (Eq. 13)."""
+def dkw_alpha(*, n: int, rho: float) -> float:
+    """DKW (Massart): ``P(sup |F_n - F| <= rho) >= alpha`` = 1 - 2 exp(-2 rho^2 n) (Eq. 13)."""
     n = integer("n", n, minimum=1)
     rho = real("rho", rho, minimum=0.0, min_inclusive=False)
     return 1 - 2 * math.exp(-2 * rho * rho * n)
 
 
-def empirical_confidence(*, gamma2, n, rho, bound: str = "corrected") -> float:
+def empirical_confidence(*, gamma2: float, n: int, rho: float, bound: str = "corrected") -> float:
     """gamma2_hat of sensitivity sampling (Thm 13): paper gamma2 alpha, corrected max(gamma2 - rho, 0) alpha.
 
     The paper's proof uses F(Delta_S) >= gamma2 on the DKW event, which only gives gamma2 - rho
-    (spec §5.3); the corrected bound is the safe one and the default.
+    (docs/related.md, "The sensitivity-sampling bound"); the corrected bound is the safe one and the default.
     """
     gamma2 = real("gamma2", gamma2, minimum=0.0, maximum=1.0)
     alpha = dkw_alpha(n=n, rho=rho)
@@ -203,7 +227,7 @@ def empirical_confidence(*, gamma2, n, rho, bound: str = "corrected") -> float:
     raise ValueError(f"bound must be 'paper' or 'corrected', got {bound!r}")
 
 
-def combined_confidence(*, eps, eps0, gamma2, eta, k=1) -> float:
+def combined_confidence(*, eps: float, eps0: float, gamma2: float, eta: float, k: int = 1) -> float:
     """gamma3 = F_T(eps) / F_T(eta eps0) * gamma2 (Eq. 7), eta = true / sampled sensitivity."""
     eta = real("eta", eta, minimum=0.0, min_inclusive=False)
     eps, eps0 = _eps_pair(eps, eps0)
@@ -214,11 +238,11 @@ def combined_confidence(*, eps, eps0, gamma2, eta, k=1) -> float:
     return t.cdf(eps) / t.cdf(eta * eps0) * gamma2
 
 
-def calibrate_eps0_combined(*, eps, gamma3_hat, gamma2, eta, alpha, k=1) -> float:
+def calibrate_eps0_combined(*, eps: float, gamma3_hat: float, gamma2: float, eta: float, alpha: float, k: int = 1) -> float:
     """Solve gamma3_hat F_T(eta eps0) = alpha gamma2 F_T(eps) for eps0 (Sec. 6); ValueError when infeasible.
 
     The paper's worked example (eps=0.4, gamma3_hat=0.9, gamma2=0.9, alpha=0.9, eta>=1) is infeasible:
-    it forces eta eps0 ~ 0.352 < eps (spec §5.5).
+    it forces eta eps0 ~ 0.352 < eps (docs/related.md, "An infeasible example").
     """
     eps = real("eps", eps, minimum=0.0, min_inclusive=False)
     g3 = real("gamma3_hat", gamma3_hat, minimum=0.0, maximum=1.0, min_inclusive=False)
@@ -236,24 +260,15 @@ def calibrate_eps0_combined(*, eps, gamma3_hat, gamma2, eta, alpha, k=1) -> floa
     return x / eta
 
 
-def compose_basic(*, eps0, n) -> float:
-    """n-fold basic composition: n eps0."""
-    return integer("n", n, minimum=1) * real("eps0", eps0, minimum=0.0)
-
-
 def _mu(eps0, eps, gamma):
     return gamma * eps * math.expm1(eps) + (1 - gamma) * eps0 * math.expm1(eps0)
 
 
-def compose_advanced(*, eps0, n, delta) -> float:
-    """Advanced composition (Dwork-Roth Thm 3.20): eps0 sqrt(2 n ln(1/delta)) + n eps0 (e^eps0 - 1)."""
-    return compose_privacy_at_risk(eps0=eps0, eps=eps0, gamma=0.0, n=n, delta=delta)
-
-
-def compose_privacy_at_risk(*, eps0, eps, gamma, n, delta) -> float:
+def compose_privacy_at_risk(*, eps0: float, eps: float, gamma: float, n: int, delta: float) -> float:
     """Thm 9: eps' = eps0 sqrt(2 n ln(1/delta)) + n mu, mu = gamma eps (e^eps - 1) + (1-gamma) eps0 (e^eps0 - 1).
 
-    Assumes independent, non-adaptive runs (as the theorem does); gamma = 0 is advanced composition.
+    Assumes independent, non-adaptive runs (as the theorem does); gamma = 0 is advanced composition,
+    :func:`ppk.related.dp.compose_advanced` with ``k = n``, ``delta = 0``, ``delta_prime = delta``.
     """
     eps, eps0 = _eps_pair(eps, eps0)
     gamma = real("gamma", gamma, minimum=0.0, maximum=1.0)
@@ -262,7 +277,7 @@ def compose_privacy_at_risk(*, eps0, eps, gamma, n, delta) -> float:
     return eps0 * math.sqrt(2 * n * math.log(1 / delta)) + n * _mu(eps0, eps, gamma)
 
 
-def crossover(*, eps0, delta, eps=None, gamma=0.0) -> float:
+def crossover(*, eps0: float, delta: float, eps: float | None = None, gamma: float = 0.0) -> float:
     """Smallest n from which advanced (gamma=0) or privacy-at-risk composition beats basic n eps0.
 
     eps0 sqrt(2 n ln(1/delta)) + n mu < n eps0  <=>  n > 2 eps0^2 ln(1/delta) / (eps0 - mu)^2  (needs mu < eps0);
@@ -279,7 +294,7 @@ def crossover(*, eps0, delta, eps=None, gamma=0.0) -> float:
     return math.floor(n) + 1 if n < 2.0**63 else math.inf
 
 
-def eps_lower_bound_from_mae(*, max_mae, sensitivity=1.0) -> float:
+def eps_lower_bound_from_mae(*, max_mae: float, sensitivity: float = 1.0) -> float:
     """Laplace's mean absolute error is sensitivity/eps0 (Eq. 12): MAE <= T needs eps0 >= sensitivity/T."""
     return real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False) / real(
         "max_mae", max_mae, minimum=0.0, min_inclusive=False)
@@ -310,21 +325,21 @@ class CostModel:
         real("E_min", self.E_min, minimum=0.0)
         integer("n_stakeholders", self.n_stakeholders, minimum=1)
 
-    def dp(self, eps) -> float:
+    def dp(self, eps: float) -> float:
         eps = real("eps", eps, minimum=0.0, min_inclusive=False)
         return self.n_stakeholders * (self.E_min + self.E * math.exp(-self.c / eps))
 
-    def par(self, eps, gamma, eps0) -> float:
+    def par(self, eps: float, gamma: float, eps0: float) -> float:
         eps, eps0 = _eps_pair(eps, eps0)
         gamma = real("gamma", gamma, minimum=0.0, maximum=1.0)
         return gamma * self.dp(eps) + (1 - gamma) * self.dp(eps0) if eps > 0 else (1 - gamma) * self.dp(eps0) + \
             gamma * self.n_stakeholders * self.E_min
 
-    def optimal(self, eps0, k=1) -> OptimalPaR:
+    def optimal(self, eps0: float, k: int = 1) -> OptimalPaR:
         """Minimise E_par(eps, gamma1(eps; eps0, k)) over eps in (0, eps0] (Eq. 10 and its general-k form).
 
         Root of f_T(eps)(e^{-c/eps} - e^{-c/eps0}) + F_T(eps) c e^{-c/eps}/eps^2 by bracketed root finding,
-        cross-checked with bounded minimisation (the paper's convexity claim fails for eps0 >= 2, spec §5.7).
+        cross-checked with bounded minimisation (the paper's convexity claim fails for eps0 >= 2, docs/related.md).
         """
         # below 1e-9 the slope's e^{-c/eps} underflows long before eps reaches 0
         eps0 = real("eps0", eps0, minimum=1e-9, maximum=EPS_MAX_CLOSED_FORM)
@@ -348,7 +363,7 @@ class CostModel:
         budget, budget_dp = cost(eps), self.dp(eps0)
         return OptimalPaR(eps=eps, gamma=gamma, budget=budget, budget_dp=budget_dp, saving=budget_dp - budget)
 
-    def eps_upper_bound(self, *, budget, gamma, eps0) -> float:
+    def eps_upper_bound(self, *, budget: float, gamma: float, eps0: float) -> float:
         """Largest eps with E_par(eps, gamma; eps0) <= budget (Eq. 11, general c and E_min); inf if any eps fits."""
         budget = real("budget", budget, minimum=0.0)
         gamma = real("gamma", gamma, minimum=0.0, maximum=1.0, min_inclusive=False)

@@ -2,14 +2,15 @@
 from __future__ import annotations
 
 import os
+from typing import Sequence
 
 import numpy as np
 
-from . import risk
-from .figures import _plt, _save
+from ...figures import _plt, _save
+from .. import dp, risk
 
 
-def fig1_eps_vs_confidence_k(out_dir, eps0=1.0, ks=(1, 2, 3, 5, 10)):
+def fig1_eps_vs_confidence_k(out_dir: str, eps0: float = 1.0, ks: Sequence[int] = (1, 2, 3, 5, 10)) -> str:
     plt = _plt()
     g = np.linspace(0.01, 0.99, 60)
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -22,7 +23,7 @@ def fig1_eps_vs_confidence_k(out_dir, eps0=1.0, ks=(1, 2, 3, 5, 10)):
     return _save(fig, out_dir, "risk_fig1_eps_vs_gamma_k.png")
 
 
-def fig2_eps_vs_confidence_eps0(out_dir, eps0s=(0.1, 0.5, 1.0, 2.0, 5.0)):
+def fig2_eps_vs_confidence_eps0(out_dir: str, eps0s: Sequence[float] = (0.1, 0.5, 1.0, 2.0, 5.0)) -> str:
     plt = _plt()
     g = np.linspace(0.01, 0.99, 60)
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -42,7 +43,7 @@ def _eps_exact(gamma, eps0):
     return eps0 if gamma >= top else 2 * np.arcsinh(gamma * np.exp(eps0 / 2))
 
 
-def fig_budget(out_dir, eps0, name, model=None):
+def fig_budget(out_dir: str, eps0: float, name: str, model: risk.CostModel | None = None) -> str:
     plt = _plt()
     model = model or risk.CostModel(E=5500, n_stakeholders=100)
     eps = np.linspace(eps0 / 200, eps0, 200)
@@ -59,15 +60,16 @@ def fig_budget(out_dir, eps0, name, model=None):
     return _save(fig, out_dir, name)
 
 
-def fig12_composition(out_dir, delta=1e-5, eps0s=(0.1, 0.5, 1.0)):
+def fig12_composition(out_dir: str, delta: float = 1e-5, eps0s: Sequence[float] = (0.1, 0.5, 1.0)) -> str:
     plt = _plt()
     n = np.unique(np.logspace(0, 4, 60).astype(int))
     fig, axes = plt.subplots(1, len(eps0s), figsize=(5 * len(eps0s), 4))
     model = risk.CostModel(E=5500, n_stakeholders=100)
     for ax, e0 in zip(axes, eps0s):
         best = model.optimal(e0)
-        ax.loglog(n, [risk.compose_basic(eps0=e0, n=k) for k in n], label="basic")
-        ax.loglog(n, [risk.compose_advanced(eps0=e0, n=k, delta=delta) for k in n], label="advanced")
+        ax.loglog(n, [dp.compose_basic([e0] * k)[0] for k in n], label="basic")
+        ax.loglog(n, [dp.compose_advanced(eps=e0, delta=0.0, k=k, delta_prime=delta)[0] for k in n],
+                  label="advanced")
         ax.loglog(n, [risk.compose_privacy_at_risk(eps0=e0, eps=best.eps, gamma=best.gamma, n=k, delta=delta)
                       for k in n], label=f"privacy at risk ({best.eps:.2f}, {best.gamma:.2f})")
         ax.set_xlabel("number of compositions n")

@@ -1,9 +1,9 @@
-"""Sensitivity sampling: implicit randomness of privacy at risk (Dandekar et al. Sec. 4.2; spec §1.3).
+"""Sensitivity sampling: implicit randomness of privacy at risk (Dandekar et al. Sec. 4.2).
 
 For ``pairs`` neighbouring pairs, draw p-1 common rows and two extra rows (with replacement)
 from the data, evaluate the query on both datasets and record the l1 distance S_j.  The sampled
 sensitivity at confidence gamma2 is the lower empirical quantile S_(ceil(n gamma2)); with the DKW
-tolerance (:func:`ppk.risk.empirical_confidence`) it holds for a fresh pair with probability
+tolerance (:func:`ppk.related.risk.empirical_confidence`) it holds for a fresh pair with probability
 gamma2_hat.
 
 Built-in queries: :class:`Count` (rows with value 1), :class:`ClippedSum`, :class:`ClippedMean`,
@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
-from . import _core
-from ._validate import integer, real
+from ... import _kernels
+from ..._random import as_generator
+from ..._validate import integer, real
+from ..._typing import FloatArray, RngLike
 
 __all__ = ["Count", "ClippedSum", "ClippedMean", "Histogram", "Ridge", "sample_sensitivities",
            "EmpiricalSensitivity", "synthetic_census"]
@@ -70,7 +74,7 @@ class Ridge:
     lam: float = 0.01   #: ridge penalty on sum of squares (theta = (X^T X + lam I)^{-1} X^T y)
 
 
-def sample_sensitivities(query, data, *, rows: int, pairs: int, seed: int = 0, backend: str = "cpp") -> np.ndarray:
+def sample_sensitivities(query: Count | ClippedSum | ClippedMean | Histogram | Ridge, data: Any, *, rows: int, pairs: int, seed: int = 0, backend: str = "cpp") -> np.ndarray:
     """S_1..S_pairs for datasets of ``rows`` rows drawn with replacement from ``data``.
 
     ``data``: a 1-d array for the scalar queries, ``(X, y)`` for :class:`Ridge`.  ``backend="numpy"``
@@ -83,7 +87,7 @@ def sample_sensitivities(query, data, *, rows: int, pairs: int, seed: int = 0, b
         X, y = (np.ascontiguousarray(a, dtype=float) for a in data)
         lam = real("lam", query.lam, minimum=0.0, min_inclusive=False)
         if backend == "cpp":
-            return _core.ridge_sensitivities(X, y, lam, rows, pairs, seed)
+            return _kernels.ridge_sensitivities(X, y, lam=lam, rows=rows, pairs=pairs, seed=seed)
         if backend == "numpy":
             return _ridge_numpy(X, y, lam, rows, pairs, seed)
         raise ValueError(f"backend must be 'cpp' or 'numpy', got {backend!r}")
@@ -124,7 +128,7 @@ def _ridge_numpy(X, y, lam, rows, pairs, seed):
 class EmpiricalSensitivity:
     """The empirical distribution of sampled sensitivities (Def. 14)."""
 
-    def __init__(self, samples):
+    def __init__(self, samples: npt.ArrayLike):
         try:
             s = np.asarray(samples, dtype=float)
         except (TypeError, ValueError, OverflowError):
@@ -134,10 +138,10 @@ class EmpiricalSensitivity:
             raise ValueError(f"samples must be a non-empty 1-d array of finite values, got shape {s.shape}")
         self.samples = np.sort(s)
 
-    def ecdf(self, x) -> float:
+    def ecdf(self, x: float) -> float:
         return float(np.searchsorted(self.samples, x, side="right") / self.samples.size)
 
-    def sampled_sensitivity(self, gamma2) -> float:
+    def sampled_sensitivity(self, gamma2: float) -> float:
         """The lower gamma2-quantile S_(ceil(n gamma2)): the smallest s with ECDF(s) >= gamma2."""
         gamma2 = real("gamma2", gamma2, minimum=0.0, maximum=1.0, min_inclusive=False)
         return float(self.samples[max(0, math.ceil(self.samples.size * gamma2) - 1)])
@@ -146,14 +150,14 @@ class EmpiricalSensitivity:
         return float(self.samples[-1])
 
 
-def synthetic_census(n: int, *, rng=None):
+def synthetic_census(n: int, *, rng: RngLike = None) -> tuple[FloatArray, FloatArray]:
     """A seeded census-like table (the paper's IPUMS data cannot be shipped): (X, y).
 
     Attributes age, gender, race, marital status, education predict income.  As in the paper's
     Sec. 6, income is scaled to [0, 1] and each feature row to unit l2 norm.
     """
     n = integer("n", n, minimum=1)
-    gen = rng if isinstance(rng, np.random.Generator) else np.random.default_rng(rng)
+    gen = as_generator(rng)
     age = np.clip(gen.normal(45, 14, n), 18, 90)
     gender = gen.integers(0, 2, n).astype(float)
     race = gen.choice(6, n, p=[0.72, 0.12, 0.08, 0.04, 0.02, 0.02]).astype(float)

@@ -1,0 +1,143 @@
+"""The one gateway to the C++ core, ``ppk._core``.
+
+No other module of the package imports ``_core``: they call the small named functions here,
+which take and return plain Python and numpy types with the units written in their names.  The
+kernels themselves are described in ``docs/method.md`` (the privacy curve of a noisy count) and
+``docs/accuracy.md`` (what "certified upper bound" means).
+
+Arguments are validated by the public functions before they reach this module; the core checks
+them again and raises ``ValueError`` instead of misbehaving, as a second line of defence.
+"""
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Tuple
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _core
+
+__all__ = ["Curve", "METHODS", "counting_curve", "counting_log_delta_upper", "counting_tail_logs",
+           "gaussian_curve", "gaussian_log_delta_upper", "norm_logsf", "binom_logpmf", "hypergeom_logpmf",
+           "convolve", "convolve_longdouble", "log_convolve", "ridge_sensitivities", "ridge_pair_indices",
+           "clear_caches"]
+
+FloatArray = npt.NDArray[np.float64]
+
+#: How the core evaluated a point of a privacy curve, by the code it returns.
+METHODS = ("gaussian", "noiseless", "flat region", "threshold")
+
+
+@dataclass(frozen=True)
+class Curve:
+    """A privacy curve evaluated at the points ``eps`` (arrays of the same shape as ``eps``)."""
+
+    log_delta: FloatArray        #: natural log of delta(eps), the best estimate
+    log_delta_upper: FloatArray  #: natural log of a certified upper bound on delta(eps)
+    method: npt.NDArray[np.int8]  #: index into :data:`METHODS` of the path each point took
+
+    def methods(self) -> Tuple[str, ...]:
+        """The path each point took, by name (flattened)."""
+        return tuple(METHODS[int(m)] for m in self.method.ravel())
+
+
+def _curve(raw: Tuple[FloatArray, FloatArray, npt.NDArray[np.int8]], shape: Tuple[int, ...]) -> Curve:
+    log_d, log_u, method = raw
+    return Curve(log_d.reshape(shape), log_u.reshape(shape), method.reshape(shape))
+
+
+@functools.lru_cache(maxsize=16)
+def _noisy_count(n_unknown: int, p: float) -> _core.NoisyCount:
+    # Holds the log-pmf window of Bin(N, p), built once and shared by every sigma and eps.
+    return _core.NoisyCount(n_unknown, p)
+
+
+def clear_caches() -> None:
+    """Forget the cached binomial windows (benchmarks time the cold path with this)."""
+    _noisy_count.cache_clear()
+
+
+def counting_curve(n_unknown: int, p: float, *, sigma: float, eps: npt.ArrayLike) -> Curve:
+    """Privacy curve of ``a + Bin(n_unknown, p) + N(0, sigma^2)``, ``a`` in {0, 1}, ``sigma`` in counts.
+
+    ``eps`` is any array of finite non-negative floats; the points are evaluated in parallel with
+    the GIL released, and Ctrl-C interrupts the evaluation.
+    """
+    e = np.asarray(eps, dtype=np.float64)
+    return _curve(_noisy_count(n_unknown, p).log_delta(sigma, e.ravel()), e.shape)
+
+
+def counting_log_delta_upper(n_unknown: int, p: float, *, sigma: float, eps: float) -> float:
+    """Log of the certified upper bound on delta(eps) of the noisy count (one point)."""
+    return float(_noisy_count(n_unknown, p).log_delta(sigma, np.array([eps], dtype=np.float64))[1][0])
+
+
+def counting_tail_logs(n_unknown: int, p: float, *, sigma: float, eps: FloatArray,
+                       mirrored: bool = False) -> Tuple[FloatArray, FloatArray]:
+    """``(log P(O_1 > o*), log P(O_0 > o*))`` where the privacy loss at ``o*`` equals each ``eps``.
+
+    ``mirrored`` takes the pair with ``X -> N - X``, whose upper tails are the forward pair's lower
+    tails at ``-eps`` (docs/method.md).  Needs ``sigma > 0`` and natural noise.
+    """
+    return _noisy_count(n_unknown, p).tail_logs(sigma, np.asarray(eps, dtype=np.float64), mirrored)
+
+
+def gaussian_curve(*, sigma: float, eps: npt.ArrayLike, sensitivity: float = 1.0) -> Curve:
+    """Balle–Wang privacy curve of the Gaussian mechanism (``sigma`` in the units of ``sensitivity``)."""
+    e = np.asarray(eps, dtype=np.float64)
+    return _curve(_core.gaussian_log_delta(sigma, e.ravel(), sensitivity), e.shape)
+
+
+def gaussian_log_delta_upper(*, sigma: float, eps: float, sensitivity: float = 1.0) -> float:
+    """Log of the certified upper bound on the Gaussian mechanism's delta(eps) (one point)."""
+    return float(_core.gaussian_log_delta(sigma, np.array([eps], dtype=np.float64), sensitivity)[1][0])
+
+
+def norm_logsf(x: npt.ArrayLike) -> FloatArray:
+    """``log P(Z > x)`` for a standard normal ``Z``, accurate in the far tails (long double)."""
+    return _core.norm_logsf(np.asarray(x, dtype=np.float64))
+
+
+def binom_logpmf(n: int, p: float, k: npt.ArrayLike) -> FloatArray:
+    """``log P(Bin(n, p) = k)`` for ``0 <= p <= 1``, ``-inf`` outside ``0..n``.
+
+    Loader's saddle-point form in long double: no difference of large log-gammas, ~1e-16 relative.
+    """
+    kk = np.asarray(k, dtype=np.int64)
+    if p in (0.0, 1.0):   # a point mass at 0 or n
+        return np.where(kk == (n if p == 1.0 else 0), 0.0, -np.inf)
+    return _core.binom_logpmf(n, p, kk.ravel()).reshape(kk.shape)
+
+
+def hypergeom_logpmf(population: int, successes: int, draws: int) -> Tuple[int, FloatArray]:
+    """``(first support value, log pmf over the whole support)`` of the hypergeometric law."""
+    first, logpmf = _core.hypergeom_logpmf(population, successes, draws)
+    return int(first), logpmf
+
+
+def convolve(a: npt.ArrayLike, b: npt.ArrayLike) -> FloatArray:
+    """Exact direct convolution of two non-negative vectors (long-double compensated sums)."""
+    return _core.convolve(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
+
+
+def convolve_longdouble(a: npt.NDArray[np.longdouble], b: npt.NDArray[np.longdouble]) -> npt.NDArray[np.longdouble]:
+    """Exact direct convolution of two non-negative ``numpy.longdouble`` vectors."""
+    return _core.convolve_longdouble(a, b)
+
+
+def log_convolve(log_a: npt.ArrayLike, log_b: npt.ArrayLike) -> FloatArray:
+    """Direct convolution in log space: ``log sum_i exp(log_a[i] + log_b[k - i])``."""
+    return _core.log_convolve(np.asarray(log_a, dtype=np.float64), np.asarray(log_b, dtype=np.float64))
+
+
+def ridge_sensitivities(X: FloatArray, y: FloatArray, *, lam: float, rows: int, pairs: int,
+                        seed: int) -> FloatArray:
+    """l1 distances between ridge solutions on ``pairs`` neighbouring datasets of ``rows`` rows."""
+    return _core.ridge_sensitivities(X, y, lam, rows, pairs, seed)
+
+
+def ridge_pair_indices(m: int, *, rows: int, pairs: int, seed: int) -> npt.NDArray[np.int64]:
+    """The row indices :func:`ridge_sensitivities` uses, ``pairs x (rows + 1)``: common rows, then a, b."""
+    return _core.pair_indices(m, rows, pairs, seed).reshape(pairs, rows + 1).astype(np.int64)
