@@ -42,7 +42,8 @@ def test_old_paths_warn_and_are_the_new_modules(old, new):
     assert record[0].filename == __file__   # the warning points at the code that uses the old path
 
 
-PUBLIC_MODULES = ["ppk", "ppk.baselines", "ppk.samplers", "ppk.pld", "ppk.counting", "ppk.algorithm1",
+PUBLIC_MODULES = ["ppk", "ppk.baselines", "ppk.samplers", "ppk.pld", "ppk.counting", "ppk.algorithm1", "ppk.noise",
+                  "ppk.noisy_query",
                   "ppk.algorithm2", "ppk.release", "ppk.hypergeom", "ppk.related.dp", "ppk.related.pk",
                   "ppk.related.sp", "ppk.related.risk", "ppk.related.risk.sensitivity"]
 

@@ -2,7 +2,8 @@
 
 The attacker knows only some rows of the database; the rows they do not know act as natural
 noise.  ppk computes the exact privacy curve of a noisy count under this model
-(:class:`CountingQuery`), the noise it needs (:func:`alg1`, :func:`alg2`), a secure release
+(:class:`CountingQuery`; any natural and added noise: :class:`NoisyQuery` with the laws of
+:mod:`ppk.noise`), the noise it needs (:func:`alg1`, :func:`alg2`, :func:`calibrate`), a secure release
 (:func:`release`) and privacy-loss distributions for composition
 (:class:`PrivacyLossDistribution`).
 
@@ -20,23 +21,24 @@ from .algorithm1 import Alg1Result, alg1
 from .algorithm2 import Alg2Result, PrivateDraws, alg2
 from .counting import MAX_ROWS, CountingQuery
 from .hypergeom import hypergeom_pmf
+from .noisy_query import Calibration, NoisyQuery, calibrate
 from .pld import PrivacyLossDistribution
 from .release import Release, release
 
 if TYPE_CHECKING:   # for type checkers and IDEs; at run time these load lazily (PEP 562)
-    from . import baselines, evaluation, figures, related, samplers
+    from . import baselines, evaluation, figures, noise, related, samplers
 
 __version__ = "0.1.0"
 
 #: Submodules loaded on first attribute access.
-_LAZY = ("baselines", "samplers", "related", "evaluation", "figures", "hypergeom", "pld", "counting",
+_LAZY = ("baselines", "samplers", "noise", "related", "evaluation", "figures", "hypergeom", "pld", "counting",
          "algorithm1", "algorithm2")
 #: Old homes of the related papers' modules (deprecated, removed in 0.3): each import warns once.
 _MOVED = ("dp", "pk", "sp", "risk", "sensitivity", "risk_figures")
 
 __all__ = ["CountingQuery", "MAX_ROWS", "hypergeom_pmf", "alg1", "Alg1Result", "alg2", "Alg2Result",
            "release", "Release", "PrivateDraws", "InsecureRandomnessWarning", "PrivacyLossDistribution",
-           "baselines", "samplers", "related", "__version__"]
+           "NoisyQuery", "calibrate", "Calibration", "noise", "baselines", "samplers", "related", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

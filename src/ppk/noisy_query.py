@@ -1,0 +1,643 @@
+"""The privacy curve of any natural noise plus any added noise: :class:`NoisyQuery` and :func:`calibrate`.
+
+A release ``f(D) + Z`` over rows the attacker partly knows: the unknown rows other than the challenge
+row contribute ``X`` (a law of :mod:`ppk.noise`), the mechanism adds ``Z``, and the challenge row
+shifts the output by an integer ``d``, ``1 <= |d| <= sensitivity``.  The curve is
+
+    delta(eps) = max over d of  H_{e^eps}( law of d + X + Z  ||  law of X + Z ),
+
+computed by one of four paths (``docs/natural-noise.md`` has the proofs):
+
+* ``"counting kernel"`` -- Binomial natural noise, Gaussian or no added noise, sensitivity 1: the
+  :class:`ppk.CountingQuery` kernel (same numbers).
+* ``"threshold"`` -- log-concave natural noise (binomial, Poisson-binomial, beta-binomial with
+  ``a, b >= 1``, log-concave row sums and pmfs) with any of the four noises, all log-concave: the loss
+  is monotone in the output, the optimal set is a half-line (a threshold on the lattice for discrete
+  noise), and ``delta = A - e^eps B`` at the root, with a bracket-certified upper bound.
+* ``"lattice sum"`` -- no added noise, or discrete noise with natural noise that is not log-concave:
+  ``sum_o (P(o) - e^eps Q(o))_+`` over the exact pmf of ``X + Z`` (direct long-double convolution).
+* ``"crossings"`` -- continuous noise with natural noise that is not log-concave (mixtures, U-shaped
+  beta-binomials, arbitrary pmfs): every crossing of the loss with eps is located and the intervals
+  are summed.  Both noises are totally positive kernels, so the number of crossings is at most the
+  number of sign changes of ``w_{k-d} - e^eps w_k``; when that many are found the upper bound is
+  certified, otherwise it falls back to a bound by post-processing.
+
+Every path works on windows of the natural noise's pmf holding all values within ``e^-depth`` of its
+mode; the mass left out enters the upper bound, and the depth grows until it is negligible.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Callable, overload
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _kernels
+from ._search import log_target, smallest_feasible
+from ._typing import FloatArray
+from ._validate import integer, real, real_array
+from .noise import (ADDED_BY_NAME, LD, AddedNoise, Binomial, Gaussian, Laplace, NaturalNoise, NoNoise, Window,
+                    _Linear)
+
+__all__ = ["NoisyQuery", "calibrate", "Calibration", "PATHS"]
+
+#: The computation paths (see the module docstring).
+PATHS = ("counting kernel", "threshold", "lattice sum", "crossings")
+
+DEPTH_START = 64.0     # windows first hold every value within e^-64 of the mode ...
+DEPTH_MAX = 2048.0     # ... and deepen (doubling) while the mass they leave out matters
+MAX_SENSITIVITY = 10_000
+MAX_GRID = 200_000     # most grid points of the crossings search
+CELL_BUDGET = 20_000   # most cell bounds the crossings search evaluates to certify a negative region
+CONVOLUTION_BUDGET = 3e9   # most multiply-adds of a lattice-sum convolution
+_LOG_TINY_RELATIVE = math.log(1e-11)   # the window's slack is negligible below this fraction of delta
+_ROUNDING = 1e-14      # relative rounding allowance of one tail sum (logs from double-precision pieces)
+
+
+def _lse(t: np.ndarray) -> float:
+    """log sum exp, -inf for an empty or all -inf input."""
+    if t.size == 0:
+        return -math.inf
+    m = t.max()
+    if m == -np.inf:
+        return -math.inf
+    return float(m + np.log(np.exp(t - m).sum()))
+
+
+def _log1mexp(x: float) -> float:
+    """log(1 - e^x) for x <= 0 (-inf at 0)."""
+    if x >= 0:
+        return -math.inf
+    return math.log(-math.expm1(x)) if x > -0.693 else math.log1p(-math.exp(x))
+
+
+def _log_sub(a: float, b: float) -> float:
+    """log(e^a - e^b), -inf when b >= a."""
+    return a + _log1mexp(b - a) if b < a else -math.inf
+
+
+@dataclass(frozen=True)
+class _Result:
+    log_delta: float
+    log_upper: float
+
+
+class _Engine:
+    """delta(eps) for one natural-noise window and one added noise."""
+
+    def __init__(self, w: Window, noise: AddedNoise, depth: float = DEPTH_START):
+        # Sums run in double precision: every term's log is formed once (relative error ~1e-16 of its
+        # size, a few hundred at most), so the losses carry ~1e-13 and the tails ~1e-14 -- inside the
+        # allowances below, and far inside the 1e-9 the tests ask of delta.
+        self.w, self.noise = w, noise
+        self.k = (w.offset + np.arange(w.size)).astype(float)
+        self.lw = np.asarray(w.log_pmf, dtype=float)
+        self.err = 4e-16 * (1.0 + float(np.max(np.abs(self.lw[np.isfinite(self.lw)]), initial=0.0)))
+        # the density at a point takes only the terms within the noise's reach when they dominate:
+        # every other term is below e^floor (w_k <= 1 times the density beyond the reach)
+        self.reach = noise.reach(depth + 30)
+        self.floor = float(noise.log_density(np.zeros(1))[0]) - (depth + 30)
+        self.floor_sf = float(noise.log_sf(np.array([self.reach]))[0])   # P(Z > reach) = P(Z < -reach)
+        self.local = 2 * self.reach + 1 < self.k.size / 4
+        if self.local:   # log P(X >= k_i), for the terms of a tail where the noise's sf is ~1
+            self.suffix = np.logaddexp.accumulate(self.lw[::-1])[::-1]
+
+    def _slice(self, c: float) -> tuple[int, int]:
+        """The indices of the support values within the noise's reach of c."""
+        n = self.k.size
+        return (max(0, int(math.floor(c - self.reach - self.k[0]))),
+                min(n, int(math.ceil(c + self.reach - self.k[0])) + 1))
+
+    # -- the output densities
+    def log_p(self, o: float, shift: int) -> float:
+        """log of the density (pmf) of ``shift + X + Z`` at ``o``."""
+        c = o - shift
+        if self.local:
+            i0, i1 = self._slice(c)
+            if i1 > i0:
+                local = float(_lse(self.lw[i0:i1] + self.noise.log_density(c - self.k[i0:i1])))
+                if local - self.floor > 50:     # the terms left out are below e^-50 of the sum
+                    return local
+        return float(_lse(self.lw + self.noise.log_density(c - self.k)))
+
+    def loss(self, o: float, d: int) -> tuple[float, float]:
+        """(L(o), its rounding bound) for L = log p_d / p_0."""
+        a, b = self.log_p(o, d), self.log_p(o, 0)
+        if a == -math.inf and b == -math.inf:
+            return math.nan, math.inf
+        return a - b, self.err + 1e-15 * (abs(a) + abs(b))
+
+    def log_tail(self, o: float, shift: int) -> float:
+        """log P(shift + X + Z > o)."""
+        c = o - shift
+        if self.local:
+            # support values above the reach have sf(c - k) >= 1 - P(Z > reach): their mass P(X >= k);
+            # those below have sf(c - k) <= P(Z > reach): left out, both relative to e^floor_sf
+            i0, i1 = self._slice(c)
+            local = float(_lse(self.lw[i0:i1] + self.noise.log_sf(c - self.k[i0:i1]))) if i1 > i0 else -math.inf
+            above = float(self.suffix[i1]) if i1 < self.k.size else -math.inf
+            total = float(np.logaddexp(local, above))
+            if total - self.floor_sf > 50:
+                return total
+        return float(_lse(self.lw + self.noise.log_sf(c - self.k)))
+
+    def log_interval(self, lo: float, hi: float, shift: int) -> float:
+        """log P(lo < shift + X + Z <= hi) (lo may be -inf, hi +inf)."""
+        if hi == math.inf:
+            return self.log_tail(lo, shift)
+        x2 = hi - shift - self.k
+        if lo == -math.inf:
+            return float(_lse(self.lw + self.noise.log_cdf(x2)))
+        x1 = lo - shift - self.k
+        s1, s2 = self.noise.log_sf(x1), self.noise.log_sf(x2)
+        c1, c2 = self.noise.log_cdf(x1), self.noise.log_cdf(x2)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            upper = s1 + np.log(-np.expm1(np.minimum(s2 - s1, 0.0)))      # sf(x1) - sf(x2), upper tail
+            lower = c2 + np.log(-np.expm1(np.minimum(c1 - c2, 0.0)))      # cdf(x2) - cdf(x1), lower tail
+            middle = np.log1p(-(np.exp(s2) + np.exp(c1)))
+        mass = np.where(x1 >= 0, upper, np.where(x2 <= 0, lower, middle))
+        return float(_lse(self.lw + mass))
+
+    # -- the paths
+    def lattice_sum(self, d: int, eps: float) -> _Result:
+        """sum_o (P(o) - e^eps Q(o))_+ with P(o) = Y(o - d), Q = Y, Y the window's pmf (no added noise)."""
+        lw = self.lw
+        pad = np.full(abs(d), -np.inf)
+        lp = np.concatenate([pad, lw]) if d > 0 else np.concatenate([lw, pad])
+        lq = np.concatenate([lw, pad]) if d > 0 else np.concatenate([pad, lw])
+        with np.errstate(invalid="ignore"):
+            diff = lp - lq                                     # inf where Q = 0 < P; nan where both 0
+        e = self.err + 1e-15 * np.abs(np.where(np.isfinite(lp), lp, 0))
+        keep = diff > eps - e
+        if not np.any(keep):
+            return _Result(-math.inf, -math.inf)
+        x = np.minimum(eps - diff[keep], 0.0)
+        with np.errstate(divide="ignore"):
+            term = np.where(x < -0.693, np.log1p(-np.exp(x)), np.log(-np.expm1(x)))
+            est_terms = np.where(diff[keep] > eps, lp[keep] + term, -np.inf)
+            xu = np.minimum(eps - diff[keep] - e[keep], 0.0)
+            up_terms = lp[keep] + e[keep] + np.where(xu < -0.693, np.log1p(-np.exp(xu)), np.log(-np.expm1(xu)))
+        return _Result(float(_lse(est_terms)), float(_lse(up_terms)) + 1e-15)
+
+    def threshold(self, d: int, eps: float) -> _Result:
+        """Log-concave X and noise, d > 0: the loss increases in the output; one root o* of L = eps."""
+        noise, lattice = self.noise, self.noise.lattice
+        step = max(noise.scale, 1.0)
+        o = float(np.exp(self.lw).dot(self.k)) + d / 2
+        if lattice:
+            o = math.floor(o)
+        far = noise.reach(DEPTH_MAX) + step + self.w.size + d
+
+        def f(x: float) -> tuple[float, float]:
+            val, err = self.loss(x, d)
+            if math.isnan(val):     # both densities vanish (lattice noise far out): side by position
+                centre = float(self.k[0] + self.k[-1]) / 2 + d / 2
+                return (math.inf if x > centre else -math.inf), 0.0
+            return val - eps, err
+
+        # a bracket lo < hi with f(lo) <= 0 < f(hi), by steps that double outwards from the mean
+        if f(o)[0] > 0:
+            hi, lo = o, o - step
+            while f(lo)[0] > 0:       # L -> -d/scale or -inf on the left: this ends
+                hi, step = lo, 2 * step
+                lo = hi - step
+        else:
+            lo, hi = o, o + step
+            while f(hi)[0] <= 0:
+                if hi - o > far:      # the loss never exceeds eps (Laplace: it is bounded by d / scale)
+                    return _Result(-math.inf, -math.inf)
+                lo, step = hi, 2 * step
+                hi = lo + step
+        if lattice:
+            lo, hi = math.floor(lo), math.ceil(hi)
+            while hi - lo > 1:      # o* = the smallest integer with L > eps
+                mid = (lo + hi) // 2
+                if f(mid)[0] > 0:
+                    hi = mid
+                else:
+                    lo = mid
+            # the set {o >= t} for t = o* and its neighbours: the best is the optimum when the
+            # classification of o*-1 or o* is within rounding; every threshold is a lower bound
+            values = {t: self._threshold_value(t - 1, d, eps) for t in (hi - 1, hi, hi + 1)}
+            est = values[hi]
+            upper = max(values.values())
+            rounding = math.log(_ROUNDING) + np.logaddexp(self.log_tail(hi - 1, d), eps + self.log_tail(hi - 1, 0))
+            return _Result(est, float(np.logaddexp(upper, rounding)))
+        # continuous: regula falsi (Illinois) safeguarded by bisection, then certified signs
+        f_lo, _ = f(lo)
+        f_hi, _ = f(hi)
+        side = 0
+        for _ in range(200):
+            width = hi - lo
+            if width <= 1e-13 * max(abs(lo), abs(hi), noise.scale):
+                break
+            x = hi - f_hi * (hi - lo) / (f_hi - f_lo) if math.isfinite(f_hi - f_lo) and f_hi != f_lo else 0.5 * (lo + hi)
+            if not (lo < x < hi) or side > 1:
+                x, side = 0.5 * (lo + hi), 0
+            fx, _ = f(x)
+            if fx > 0:
+                hi, f_hi = x, fx
+                if side == -1:
+                    f_lo /= 2
+                side = -1 if side >= 0 else side - 1
+            else:
+                lo, f_lo = x, fx
+                if side == 1:
+                    f_hi /= 2
+                side = 1 if side <= 0 else side + 1
+        root = 0.5 * (lo + hi)
+        la, lb = self.log_tail(root, d), self.log_tail(root, 0)
+        est = _log_sub(la, eps + lb)
+        # certified: widen until both signs are beyond rounding, then A(lo) - e^eps B(hi) >= H
+        h = max(hi - lo, 1e-15 * max(abs(root), noise.scale))
+        certified = False
+        for _ in range(60):
+            (fl, el), (fh, eh) = f(root - h), f(root + h)
+            if fl < -el and fh > eh:
+                certified = True
+                break
+            h *= 4
+        if not certified:     # the signs never cleared the rounding: the caps (post-processing) bound delta
+            return _Result(est, math.inf)
+        first_order = _log_sub(self.log_tail(root - h, d), eps + self.log_tail(root + h, 0))
+        rounding = math.log(_ROUNDING) + float(np.logaddexp(la, eps + lb))
+        upper = float(np.logaddexp(max(first_order, est), rounding))
+        return _Result(est, upper)
+
+    def _threshold_value(self, t: float, d: int, eps: float) -> float:
+        return _log_sub(self.log_tail(t, d), eps + self.log_tail(t, 0))
+
+    def _log_cell_bound(self, x0: float, x1: float, d: int, eps: float) -> float:
+        """log of an upper bound of g = p_d - e^eps p_0 on [x0, x1] (-inf where g <= 0 throughout).
+
+        The noise density is symmetric and unimodal, so on the cell each term of p_d is at most its
+        value at the point nearest to its centre and each term of p_0 at least its value at the
+        farthest point."""
+        cd, c0 = d + self.k, self.k
+        t0, t1 = x0 - cd, x1 - cd
+        near = np.where((t0 <= 0) & (t1 >= 0), 0.0, np.minimum(np.abs(t0), np.abs(t1)))
+        far = np.maximum(np.abs(x0 - c0), np.abs(x1 - c0))
+        lp = _lse(self.lw + self.noise.log_density(near))
+        lq = _lse(self.lw + self.noise.log_density(far))
+        return _log_sub(float(lp), eps + float(lq))
+
+    def _negative_region_slack(self, start: float, end: float, grid: np.ndarray, d: int, eps: float) -> list[float]:
+        """Logs of bounds on the integral of g_+ over a region the search found negative: cells whose
+        bound is positive are halved (up to 30 times, within a budget of cell evaluations); what
+        remains positive is counted in full."""
+        terms: list[float] = []
+        if start == -math.inf:
+            terms.append(self.log_interval(-math.inf, float(grid[0]), d))
+            start = float(grid[0])
+        if end == math.inf:
+            terms.append(self.log_tail(float(grid[-1]), d))
+            end = float(grid[-1])
+        points = [start] + [float(x) for x in grid if start < x < end] + [end]
+        stack = [(x0, x1, 0) for x0, x1 in zip(points[:-1], points[1:]) if x1 > x0]
+        budget = CELL_BUDGET
+        while stack:
+            x0, x1, level = stack.pop()
+            bound = self._log_cell_bound(x0, x1, d, eps)
+            budget -= 1
+            if bound == -math.inf:
+                continue
+            if level < 30 and budget > len(stack):
+                mid = 0.5 * (x0 + x1)
+                stack += [(x0, mid, level + 1), (mid, x1, level + 1)]
+            else:
+                terms.append(bound + math.log(x1 - x0))
+        return terms
+
+    def crossings(self, d: int, eps: float) -> tuple[_Result, bool]:
+        """Continuous noise, any X, d > 0: locate every root of L = eps; (result, certified)."""
+        lw, noise = self.lw, self.noise
+        lp = np.concatenate([np.full(d, -np.inf), lw])   # w_{k-d} on the range of k
+        lq = np.concatenate([lw, np.full(d, -np.inf)])
+        with np.errstate(invalid="ignore"):
+            sign = np.sign(np.where(np.isfinite(lp) | np.isfinite(lq), lp - (lq + eps), 0.0))
+        nz = sign[sign != 0]
+        changes = int(np.count_nonzero(nz[1:] != nz[:-1]))
+        reach = noise.reach(DEPTH_START + 10)
+        a, b = float(self.k[0]) - reach, float(self.k[-1]) + d + reach
+        h = noise.scale / 4
+        count = int((b - a) / h) + 2
+        if count > MAX_GRID:
+            count = MAX_GRID
+        grid = np.linspace(a, b, count)
+
+        def F(x: float) -> float:
+            val, _ = self.loss(x, d)
+            return val - eps
+
+        values = np.array([F(x) for x in grid])
+        finite = np.isfinite(values)
+        grid, values = grid[finite], values[finite]
+        roots: list[tuple[float, float]] = []
+        for i in np.nonzero(np.sign(values[1:]) * np.sign(values[:-1]) < 0)[0]:
+            lo, hi, f_lo = float(grid[i]), float(grid[i + 1]), float(values[i])
+            for _ in range(80):
+                mid = 0.5 * (lo + hi)
+                fm = F(mid)
+                if (fm > 0) == (f_lo > 0):
+                    lo, f_lo = mid, fm
+                else:
+                    hi = mid
+                if hi - lo <= 1e-13 * max(abs(lo), noise.scale):
+                    break
+            roots.append((lo, hi))
+        # the regions between consecutive roots alternate in sign, starting with the sign at the grid's left
+        positive = bool(values[0] > 0) if values.size else False
+        est_terms, up_terms = [], []
+        bounds = [(-math.inf, -math.inf)] + roots + [(math.inf, math.inf)]
+        for (a_lo, a_hi), (b_lo, b_hi) in zip(bounds[:-1], bounds[1:]):
+            if positive:   # (a, b) holds L > eps: its P - e^eps Q; expanded for P, shrunk for Q bounds it above
+                mid_a, mid_b = 0.5 * (a_lo + a_hi), 0.5 * (b_lo + b_hi)
+                mid_a = -math.inf if math.isnan(mid_a) else mid_a
+                mid_b = math.inf if math.isnan(mid_b) else mid_b
+                est_terms.append(_log_sub(self.log_interval(mid_a, mid_b, d), eps + self.log_interval(mid_a, mid_b, 0)))
+                up_terms.append(_log_sub(self.log_interval(a_lo, b_hi, d), eps + self.log_interval(a_hi, b_lo, 0)))
+            positive = not positive
+        if len(roots) < changes and values.size:
+            # fewer crossings than the kernel's variation-diminishing bound allows: certify that the
+            # regions found negative hold no positive part (or bound it), cell by cell
+            positive = bool(values[0] > 0)
+            for (a_lo, a_hi), (b_lo, b_hi) in zip(bounds[:-1], bounds[1:]):
+                if not positive:
+                    up_terms += self._negative_region_slack(a_hi, b_lo, grid, d, eps)
+                positive = not positive
+        est = float(_lse(np.array(est_terms))) if est_terms else -math.inf
+        up = float(_lse(np.array(up_terms))) if up_terms else -math.inf
+        if up > -math.inf:
+            up += math.log1p(_ROUNDING)
+        return _Result(est, max(up, est)), True
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """What :func:`calibrate` found.  ``scale`` is in the query's units (sigma for Gaussian laws)."""
+
+    scale: float            #: the smallest scale found whose certified delta is <= the target
+    added: AddedNoise       #: the calibrated added-noise law (NoNoise when the natural noise suffices)
+    delta_achieved: float   #: certified upper bound of delta(eps) at ``scale``
+    evaluations: int        #: privacy-curve evaluations used
+    reason: str             #: "natural noise alone suffices" or "search"
+
+
+class NoisyQuery:
+    """The privacy curve of a release whose unknown rows are natural noise.
+
+    Parameters
+    ----------
+    natural : ppk.noise.NaturalNoise
+        The law of ``X``, the total of the unknown rows other than the challenge row.
+    added : ppk.noise.AddedNoise
+        The noise the mechanism adds (``ppk.noise.NoNoise()`` for none).
+    sensitivity : int
+        Largest change of the query by one row: the challenge row shifts the output by an integer
+        ``d`` with ``1 <= |d| <= sensitivity`` (1 for a count).
+
+    Examples
+    --------
+    >>> from ppk import noise
+    >>> q = NoisyQuery(natural=noise.Binomial(1000, 0.3), added=noise.DiscreteGaussian(sigma=2.0))
+    >>> bool(q.delta(1.0) < q.delta(0.1))
+    True
+    """
+
+    def __init__(self, *, natural: NaturalNoise, added: AddedNoise, sensitivity: int = 1):
+        if not isinstance(natural, NaturalNoise):
+            raise TypeError(f"natural must be a law of ppk.noise (Binomial, PoissonBinomial, ...), got "
+                            f"{type(natural).__name__}")
+        if not isinstance(added, AddedNoise):
+            raise TypeError(f"added must be a law of ppk.noise (Gaussian, Laplace, DiscreteGaussian, DiscreteLaplace, "
+                            f"NoNoise), got {type(added).__name__}")
+        self.natural, self.added = natural, added
+        self.sensitivity = integer("sensitivity", sensitivity, minimum=1, maximum=MAX_SENSITIVITY)
+        self._windows: dict[float, Window] = {}
+        self._convolved: dict[float, Window] = {}
+
+    def __repr__(self) -> str:
+        return f"NoisyQuery(natural={self.natural!r}, added={self.added!r}, sensitivity={self.sensitivity})"
+
+    @property
+    def path(self) -> str:
+        """Which computation gives delta (one of :data:`PATHS`)."""
+        if isinstance(self.natural, Binomial) and isinstance(self.added, (Gaussian, NoNoise)) and self.sensitivity == 1:
+            return "counting kernel"
+        if isinstance(self.added, NoNoise):
+            return "lattice sum"
+        if self.natural.log_concave:
+            return "threshold"
+        return "lattice sum" if self.added.lattice else "crossings"
+
+    # -- windows
+    def _window(self, depth: float) -> Window:
+        if depth not in self._windows:
+            self._windows[depth] = self.natural.window(depth)
+        return self._windows[depth]
+
+    def _output_window(self, depth: float) -> Window:
+        """The exact pmf of X + Z on a window (lattice noise), for the lattice sum."""
+        if isinstance(self.added, NoNoise):
+            return self._window(depth)
+        if depth not in self._convolved:
+            w = self._window(depth)
+            noise = self.added
+            reach = int(math.ceil(noise.reach(depth + 10)))
+            if float(w.size) * (2 * reach + 1) > CONVOLUTION_BUDGET:
+                raise ValueError(f"the exact pmf of the natural plus the added noise needs {w.size:,} x {2 * reach + 1:,} "
+                                 "multiply-adds, too many: use a smaller added-noise scale or a log-concave "
+                                 "natural noise (then the threshold path needs no convolution)")
+            z = np.arange(-reach, reach + 1).astype(LD)
+            zw = Window(-reach, np.asarray(noise.log_density(z), dtype=LD),
+                        math.log(2) + float(noise.log_sf(np.array([float(reach)]))[0]), True)
+            y = _Linear.of(w).convolve(_Linear.of(zw), depth + 10)
+            self._convolved[depth] = y.window(False)
+        return self._convolved[depth]
+
+    # -- one eps
+    def _evaluate(self, eps: float) -> _Result:
+        path = self.path
+        if path == "counting kernel":
+            assert isinstance(self.natural, Binomial)
+            sigma = self.added.sigma if isinstance(self.added, Gaussian) else 0.0
+            curve = _kernels.counting_curve(self.natural.n, self.natural.p, sigma=sigma, eps=np.array([eps]))
+            return _Result(float(curve.log_delta[0]), float(curve.log_delta_upper[0]))
+        cap = self._cap(eps)
+        if cap == -math.inf:     # delta = 0 already by post-processing (e.g. Laplace noise at eps >= s/scale)
+            return _Result(-math.inf, -math.inf)
+        depth, last_dropped = DEPTH_START, math.inf     # (logs)
+        while True:
+            w = self._output_window(depth) if path == "lattice sum" else self._window(depth)
+            res = self._evaluate_window(w, eps, path, depth)
+            slack = w.log_dropped + float(np.logaddexp(0.0, eps))          # (1 + e^eps) D
+            upper = float(np.logaddexp(res.log_upper, slack))
+            negligible = slack <= res.log_delta + _LOG_TINY_RELATIVE or res.log_delta == -math.inf
+            if negligible or depth >= DEPTH_MAX or w.log_dropped >= last_dropped - 0.7:
+                break      # (the last: a deeper window leaves out no less -- the law's rounding floor)
+            last_dropped = w.log_dropped
+            depth *= 2
+        upper = min(upper, cap, 0.0)
+        if not negligible:   # delta is below what the deepest window resolves: report the bound
+            return _Result(upper, upper)
+        return _Result(min(res.log_delta, upper), upper)
+
+    def _evaluate_window(self, w: Window, eps: float, path: str, depth: float) -> _Result:
+        best_est, best_up = -math.inf, -math.inf
+        certified = True
+        for d in range(1, self.sensitivity + 1):
+            for window in (w, w.mirrored()):     # shift +d, and -d as +d on the mirror (the noise is symmetric)
+                engine = _Engine(window, self.added, depth)
+                if path == "lattice sum":
+                    r = engine.lattice_sum(d, eps)
+                elif path == "threshold":
+                    r = engine.threshold(d, eps)
+                else:
+                    r, ok = engine.crossings(d, eps)
+                    certified = certified and ok
+                best_est, best_up = max(best_est, r.log_delta), max(best_up, r.log_upper)
+        if not certified:
+            best_up = math.inf   # not all crossings certified: the caps below bound delta
+        return _Result(best_est, best_up)
+
+    def _cap(self, eps: float) -> float:
+        """Upper bounds by post-processing: the added noise alone, and the natural noise alone."""
+        caps = [0.0]
+        s = float(self.sensitivity)
+        if isinstance(self.added, Gaussian):
+            caps.append(_kernels.gaussian_log_delta_upper(sigma=self.added.sigma, eps=eps, sensitivity=s))
+        elif isinstance(self.added, Laplace):
+            x = (eps - s / self.added.scale) / 2
+            caps.append(_log1mexp(x) if x < 0 else -math.inf)
+        if not isinstance(self.added, NoNoise):
+            noiseless = NoisyQuery(natural=self.natural, added=NoNoise(), sensitivity=self.sensitivity)
+            noiseless._windows = self._windows
+            caps.append(noiseless._evaluate(eps).log_upper)
+        return min(caps)
+
+    def _curve(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
+        flat, scalar = real_array("eps", eps, minimum=0.0)
+        res = [self._evaluate(float(e)) for e in flat]
+        shape = np.shape(eps)
+        return (np.array([r.log_delta for r in res]).reshape(shape),
+                np.array([r.log_upper for r in res]).reshape(shape), scalar)
+
+    @overload
+    def log_delta(self, eps: float) -> float: ...
+    @overload
+    def log_delta(self, eps: npt.ArrayLike) -> FloatArray: ...
+    def log_delta(self, eps: npt.ArrayLike) -> float | FloatArray:
+        """Natural log of delta(eps) (the best estimate; finite far below 1e-308)."""
+        log_d, _, scalar = self._curve(eps)
+        return float(log_d) if scalar else log_d
+
+    @overload
+    def delta(self, eps: float) -> float: ...
+    @overload
+    def delta(self, eps: npt.ArrayLike) -> FloatArray: ...
+    def delta(self, eps: npt.ArrayLike) -> float | FloatArray:
+        """delta(eps) as a float."""
+        log_d, _, scalar = self._curve(eps)
+        return float(np.exp(log_d)) if scalar else np.exp(log_d)
+
+    @overload
+    def log_delta_upper(self, eps: float) -> float: ...
+    @overload
+    def log_delta_upper(self, eps: npt.ArrayLike) -> FloatArray: ...
+    def log_delta_upper(self, eps: npt.ArrayLike) -> float | FloatArray:
+        """Natural log of :meth:`delta_upper`."""
+        _, log_u, scalar = self._curve(eps)
+        return float(log_u) if scalar else log_u
+
+    @overload
+    def delta_upper(self, eps: float) -> float: ...
+    @overload
+    def delta_upper(self, eps: npt.ArrayLike) -> FloatArray: ...
+    def delta_upper(self, eps: npt.ArrayLike) -> float | FloatArray:
+        """A certified upper bound on delta(eps): rounding, left-out mass and root brackets included."""
+        _, log_u, scalar = self._curve(eps)
+        return float(np.exp(log_u)) if scalar else np.exp(log_u)
+
+    def epsilon(self, delta: float, *, rtol: float = 1e-10) -> float:
+        """Smallest eps with ``delta_upper(eps) <= delta`` (rounded up; ``inf`` if no eps up to 1e4)."""
+        target = log_target(real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False))
+        rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
+
+        def excess(e: float) -> float:
+            return self._evaluate(e).log_upper - target
+
+        f0 = excess(0.0)
+        if f0 <= 0:
+            return 0.0
+        lo, f_lo = 0.0, f0
+        hi = 1.0
+        f_hi = excess(hi)
+        while f_hi > 0:
+            if hi > 1e4:
+                return math.inf
+            lo, f_lo, hi = hi, f_hi, 2 * hi
+            f_hi = excess(hi)
+        return smallest_feasible(excess, lo, hi, f_lo=f_lo, f_hi=f_hi, rtol=rtol).x
+
+
+def calibrate(*, natural: NaturalNoise, added: str | AddedNoise, eps: float, delta: float, sensitivity: int = 1,
+              rtol: float = 1e-8) -> Calibration:
+    """The smallest scale of the added noise with which the release is (eps, delta)-private.
+
+    Algorithm 1 of the thesis for any natural noise and any added law: the natural noise alone is
+    tried first; otherwise the scale is searched (regula falsi safeguarded by bisection) between 0 and
+    a scale that is private for the added noise alone (by post-processing, the natural noise can only
+    help).  The returned scale was evaluated with the certified upper bound and found private.
+
+    Parameters
+    ----------
+    natural : ppk.noise.NaturalNoise
+        The law of the unknown rows' total.
+    added : str or ppk.noise.AddedNoise
+        ``"gaussian"``, ``"laplace"``, ``"discrete_gaussian"``, ``"discrete_laplace"``, or a law whose
+        scale is ignored.
+    eps, delta : float
+        The target, ``eps > 0``, ``0 < delta < 1``.
+    sensitivity : int
+        Largest shift of the output by the challenge row.
+    rtol : float
+        Relative width of the final bracket on the scale.
+    """
+    if isinstance(added, str):
+        if added not in ADDED_BY_NAME:
+            raise ValueError(f"added must be one of {sorted(ADDED_BY_NAME)}, got {added!r}")
+        law: Callable[[float], AddedNoise] = ADDED_BY_NAME[added]
+    elif isinstance(added, AddedNoise) and not isinstance(added, NoNoise):
+        law = added.with_scale
+    else:
+        raise TypeError(f"added must be a name ({sorted(ADDED_BY_NAME)}) or an added-noise law, got {added!r}")
+    eps = real("eps", eps, minimum=0.0, min_inclusive=False)
+    delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
+    rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
+    sensitivity = integer("sensitivity", sensitivity, minimum=1, maximum=MAX_SENSITIVITY)
+    target = log_target(delta)
+    cache: dict[float, float] = {}
+
+    def query(scale: float) -> NoisyQuery:
+        return NoisyQuery(natural=natural, added=NoNoise() if scale == 0 else law(scale), sensitivity=sensitivity)
+
+    def excess(scale: float) -> float:
+        if scale not in cache:   # delta = 0 (log -inf) counts as far below: the search interpolates in logs
+            cache[scale] = max(query(scale).log_delta_upper(eps) - target, -1e3)
+        return cache[scale]
+
+    def result(scale: float, reason: str) -> Calibration:
+        return Calibration(scale=scale, added=query(scale).added, delta_achieved=math.exp(excess(scale) + target),
+                           evaluations=len(cache), reason=reason)
+
+    if excess(0.0) <= 0:
+        return result(0.0, "natural noise alone suffices")
+    hi = sensitivity * (math.sqrt(2 * math.log(1.25 / delta)) + 1) / eps
+    while excess(hi) > 0:
+        hi *= 2
+        if hi > 1e15:
+            raise ValueError(f"no scale up to 1e15 makes the release ({eps}, {delta})-private")
+    found = smallest_feasible(excess, 0.0, hi, f_lo=excess(0.0), f_hi=excess(hi), rtol=rtol)
+    return result(found.x, "search")

@@ -1,0 +1,186 @@
+"""NoisyQuery: every natural-noise law with every added noise against a 50-digit oracle, reductions
+to closed forms and to CountingQuery, monotonicity, bounds, calibration and bad input."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import noise_oracle as O
+import ppk
+from ppk import noise
+from ppk.baselines import analytic_gaussian_log_delta
+
+mp = pytest.importorskip("mpmath")
+
+EPS = 0.4
+GROUPS = [(4, 0.15), (5, 0.6)]
+ROW = [0.2, 0.5, 0.3]
+BIMODAL = [0.3, 0.05, 0.05, 0.1, 0.5]     # not log-concave
+
+NATURAL = {   # name: (law, exact pmf for the oracle, sensitivity)
+    "binomial": (lambda: noise.Binomial(9, 0.3), lambda: O.binomial(9, 0.3), 1),
+    "poisson-binomial": (lambda: noise.PoissonBinomial(probs=[0.15] * 4 + [0.6] * 5),
+                         lambda: O.poisson_binomial(GROUPS), 1),
+    "beta-binomial": (lambda: noise.BetaBinomial(9, 2.0, 3.0), lambda: O.beta_binomial(9, 2, 3), 1),
+    "beta-binomial U": (lambda: noise.BetaBinomial(9, 0.5, 0.5), lambda: O.beta_binomial(9, 0.5, 0.5), 1),
+    "mixture": (lambda: noise.BinomialMixture(9, [0.3, 0.7], [0.15, 0.8]), lambda: O.mixture(9, [0.3, 0.7], [0.15, 0.8]), 1),
+    "row sum": (lambda: noise.RowSum(ROW, 4), lambda: O.row_sum(ROW, 4), 2),
+    "pmf": (lambda: noise.Pmf(np.log(BIMODAL), offset=0), lambda: [mp.mpf(x) for x in BIMODAL], 1),
+}
+ADDED = {   # name: (law, oracle(pmf, eps, sensitivity))
+    "gaussian": (lambda: noise.Gaussian(1.3), lambda pmf, s: O.continuous_delta(pmf, "gaussian", 1.3, EPS, s, 20)),
+    "laplace": (lambda: noise.Laplace(2.0), lambda pmf, s: O.continuous_delta(pmf, "laplace", 2.0, EPS, s, 20)),
+    "discrete gaussian": (lambda: noise.DiscreteGaussian(1.3),
+                          lambda pmf, s: O.lattice_with_noise(pmf, O.discrete_gaussian(1.3, 40), EPS, s)),
+    "discrete laplace": (lambda: noise.DiscreteLaplace(2.0),
+                         lambda pmf, s: O.lattice_with_noise(pmf, O.discrete_laplace(2.0, 800), EPS, s)),
+    "none": (lambda: noise.NoNoise(), lambda pmf, s: O.lattice_delta(pmf, EPS, s)),
+}
+
+
+@pytest.mark.parametrize("added", sorted(ADDED))
+@pytest.mark.parametrize("natural", sorted(NATURAL))
+def test_every_law_and_noise_agrees_with_the_oracle(natural, added):
+    law, pmf, s = NATURAL[natural]
+    add, oracle = ADDED[added]
+    q = ppk.NoisyQuery(natural=law(), added=add(), sensitivity=s)
+    ref = float(mp.log(oracle(pmf(), s)))
+    assert q.log_delta(EPS) == pytest.approx(ref, abs=1e-9), q.path
+    assert q.log_delta_upper(EPS) >= ref - 1e-13
+    expected = {"none": "lattice sum"}.get(added) or (
+        "threshold" if law().log_concave else ("lattice sum" if add().lattice else "crossings"))
+    if natural == "binomial" and added in ("gaussian", "none"):
+        expected = "counting kernel"
+    assert q.path == expected
+
+
+def test_binomial_with_gaussian_noise_is_counting_query_exactly():
+    for n, p, sigma, eps in [(1000, 0.3, 2.0, 0.2), (10**6, 0.5, 30.0, 0.01), (50, 0.01, 0.5, 3.0)]:
+        q = ppk.NoisyQuery(natural=noise.Binomial(n, p), added=noise.Gaussian(sigma))
+        ref = ppk.CountingQuery(n=n + 1, known=0, p=p, sigma=sigma)
+        assert q.log_delta(eps) == pytest.approx(ref.log_delta(eps), rel=1e-14)
+        assert q.log_delta_upper(eps) == pytest.approx(ref.log_delta_upper(eps), rel=1e-14)
+
+
+@pytest.mark.parametrize("n, p, sigma, eps", [(1000, 0.3, 2.0, 0.2), (10**6, 0.3, 4.0, 0.01), (1000, 0.5, 2.0, 3.0),
+                                              (10**5, 0.01, 0.5, 2.0)])
+def test_the_threshold_path_reproduces_counting_query(n, p, sigma, eps):
+    # a Poisson-binomial with one probability is the binomial, computed by the general threshold path
+    q = ppk.NoisyQuery(natural=noise.PoissonBinomial(groups=[(n, p)]), added=noise.Gaussian(sigma))
+    assert q.path == "threshold"
+    ref = ppk.CountingQuery(n=n + 1, known=0, p=p, sigma=sigma)
+    assert q.log_delta(eps) == pytest.approx(ref.log_delta(eps), abs=1e-9)      # also far below 1e-300
+    assert q.log_delta_upper(eps) >= ref.log_delta(eps)
+
+
+def test_the_lattice_path_reproduces_the_noiseless_count():
+    q = ppk.NoisyQuery(natural=noise.PoissonBinomial(groups=[(5000, 0.2)]), added=noise.NoNoise())
+    ref = ppk.CountingQuery(n=5001, known=0, p=0.2, sigma=0.0)
+    for eps in (0.0, 0.05, 0.5):
+        assert q.log_delta(eps) == pytest.approx(ref.log_delta(eps), abs=1e-9)
+
+
+def test_beta_binomial_tends_to_the_binomial_as_the_prior_concentrates():
+    binom = ppk.NoisyQuery(natural=noise.Binomial(200, 0.3), added=noise.DiscreteGaussian(2.0)).delta(0.3)
+    gaps = [abs(ppk.NoisyQuery(natural=noise.BetaBinomial(200, 0.3 * c, 0.7 * c), added=noise.DiscreteGaussian(2.0))
+                .delta(0.3) / binom - 1) for c in (1e2, 1e4, 1e6)]
+    assert gaps[0] > gaps[1] > gaps[2] and gaps[2] < 1e-3
+
+
+@pytest.mark.parametrize("eps", [0.0, 0.1, 0.7, 2.0])
+def test_without_natural_noise_the_closed_forms(eps):
+    point = noise.Pmf([0.0])
+    g = ppk.NoisyQuery(natural=point, added=noise.Gaussian(1.7)).log_delta(eps)
+    assert g == pytest.approx(analytic_gaussian_log_delta(sigma=1.7, eps=eps), abs=1e-9)
+    b, t = 2.0, 2.0
+    lap = ppk.NoisyQuery(natural=point, added=noise.Laplace(b)).delta(eps)
+    assert lap == pytest.approx(max(0.0, -math.expm1((eps - 1 / b) / 2)), abs=1e-15)
+    dlap = ppk.NoisyQuery(natural=point, added=noise.DiscreteLaplace(t)).delta(eps)
+    assert dlap == pytest.approx(max(0.0, -math.expm1(eps - 1 / t)) / (1 + math.exp(-1 / t)), rel=1e-12, abs=1e-300)
+
+
+def test_poisson_binomial_with_equal_probabilities_is_the_binomial():
+    a = ppk.NoisyQuery(natural=noise.PoissonBinomial(probs=[0.35] * 300), added=noise.DiscreteLaplace(1.5))
+    b = ppk.NoisyQuery(natural=noise.Binomial(300, 0.35), added=noise.DiscreteLaplace(1.5))
+    assert a.log_delta(0.3) == pytest.approx(b.log_delta(0.3), abs=1e-12)
+
+
+def test_poisson_binomial_tails_stay_exact_where_scipy_underflows():
+    # its pmf at 1e4 rows, deep in the tail (scipy's poisson_binom gives -inf for masses like these)
+    rng = np.random.default_rng(3)
+    probs = rng.uniform(0.05, 0.95, 10_000)
+    w = noise.PoissonBinomial(probs=probs).window(2048.0)
+    assert np.all(np.isfinite(np.asarray(w.log_pmf, dtype=float)))
+    assert float(w.log_pmf.min()) < -1500
+    total = float(np.exp(w.log_pmf).sum())
+    assert total == pytest.approx(1.0, abs=1e-13)   # 1e4 products of double-precision factors
+
+
+@settings(max_examples=25, deadline=None)
+@given(n=st.integers(1, 60), p=st.floats(0.01, 0.99), scale=st.floats(0.3, 5.0), law=st.sampled_from(sorted(ADDED)),
+       eps=st.lists(st.floats(0.0, 3.0), min_size=2, max_size=4))
+def test_delta_is_below_its_bound_and_non_increasing_in_eps(n, p, scale, law, eps):
+    added = {"gaussian": noise.Gaussian, "laplace": noise.Laplace, "discrete gaussian": noise.DiscreteGaussian,
+             "discrete laplace": noise.DiscreteLaplace, "none": lambda s: noise.NoNoise()}[law](scale)
+    q = ppk.NoisyQuery(natural=noise.PoissonBinomial(groups=[(n, p), (n // 2 + 1, 1 - p / 2)]), added=added)
+    e = np.sort(np.array(eps))
+    d, u = q.log_delta(e), q.log_delta_upper(e)
+    assert np.all(d <= u + 1e-12)
+    assert np.all(d[1:] <= d[:-1] + 1e-9)
+
+
+def test_delta_is_non_increasing_in_the_scale():
+    nat = noise.BinomialMixture(40, [0.5, 0.5], [0.2, 0.7])
+    for law in (noise.Gaussian, noise.DiscreteGaussian, noise.Laplace, noise.DiscreteLaplace):
+        values = [ppk.NoisyQuery(natural=nat, added=law(s)).delta(0.2) for s in (0.5, 1.0, 2.0, 4.0)]
+        assert all(a >= b - 1e-15 for a, b in zip(values, values[1:])), law
+
+
+def test_calibrate_returns_a_certified_scale():
+    nat = noise.PoissonBinomial(groups=[(3000, 0.02), (2000, 0.3)])
+    for added in ("gaussian", "discrete_gaussian", "laplace", "discrete_laplace"):
+        c = ppk.calibrate(natural=nat, added=added, eps=0.05, delta=1e-9)
+        assert c.reason == "search" and c.scale > 0
+        assert c.delta_achieved <= 1e-9
+        q = ppk.NoisyQuery(natural=nat, added=c.added)
+        assert q.delta_upper(0.05) <= 1e-9
+        assert ppk.NoisyQuery(natural=nat, added=c.added.with_scale(c.scale * (1 - 1e-6))).delta_upper(0.05) > 1e-9
+
+
+def test_calibrate_agrees_with_algorithm_1_for_the_binomial_count():
+    c = ppk.calibrate(natural=noise.Binomial(100_000, 0.5), added="gaussian", eps=0.02, delta=1e-6, rtol=1e-10)
+    a = ppk.alg1(n=100_001, known=0, p=0.5, eps=0.02, delta=1e-6)
+    assert c.scale == pytest.approx(a.sigma, rel=1e-8)
+
+
+def test_calibrate_knows_when_the_natural_noise_suffices():
+    c = ppk.calibrate(natural=noise.Binomial(100_000, 0.5), added="discrete_laplace", eps=1.0, delta=1e-6)
+    assert c.scale == 0.0 and c.reason == "natural noise alone suffices" and isinstance(c.added, noise.NoNoise)
+
+
+@pytest.mark.parametrize("make, name", [
+    (lambda: noise.Binomial(10, 1.5), "p"),
+    (lambda: noise.PoissonBinomial(probs=[0.2, -0.1]), "probs"),
+    (lambda: noise.PoissonBinomial(groups=[(10, 2.0)]), "groups"),
+    (lambda: noise.PoissonBinomial(groups=[(10, 0.2)], probs=[0.1]), "exactly one"),
+    (lambda: noise.BetaBinomial(10, -1.0, 2.0), "a"),
+    (lambda: noise.BinomialMixture(10, [0.5, 0.6], [0.1, 0.2]), "weights"),
+    (lambda: noise.BinomialMixture(10, [0.5, 0.5], [0.1, 1.2]), "ps"),
+    (lambda: noise.RowSum([0.5, 0.6], 3), "row_pmf"),
+    (lambda: noise.Pmf(np.log([0.5, 0.4])), "log_pmf"),
+    (lambda: noise.Gaussian(-1.0), "sigma"),
+    (lambda: noise.Laplace(0.0), "scale"),
+    (lambda: noise.DiscreteGaussian(float("nan")), "sigma"),
+    (lambda: noise.DiscreteGaussian(1e9), "sigma"),
+    (lambda: noise.DiscreteLaplace(-2.0), "scale"),
+    (lambda: ppk.NoisyQuery(natural=noise.Binomial(10, 0.5), added=noise.NoNoise(), sensitivity=0), "sensitivity"),
+    (lambda: ppk.NoisyQuery(natural=noise.Binomial(10, 0.5), added="gaussian"), "added"),
+    (lambda: ppk.NoisyQuery(natural=0.5, added=noise.NoNoise()), "natural"),
+    (lambda: ppk.calibrate(natural=noise.Binomial(10, 0.5), added="uniform", eps=1.0, delta=1e-6), "added"),
+    (lambda: ppk.calibrate(natural=noise.Binomial(10, 0.5), added="gaussian", eps=0.0, delta=1e-6), "eps"),
+])
+def test_bad_input_names_the_parameter(make, name):
+    with pytest.raises((ValueError, TypeError), match=name):
+        make()
