@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 import ppk
 from ppk import algorithm2 as a2
 from ppk import baselines as bl
-from ppk import samplers
+from ppk import noise, samplers
 from ppk.related import dp, pk, risk, sp
 from ppk.related.risk import sensitivity as sens
 
@@ -78,6 +78,28 @@ CATALOG = {
     "CountingQuery.delta_upper": (lambda eps: _q().delta_upper(eps), dict(eps=0.5)),
     "CountingQuery.epsilon": (lambda delta, rtol: _q().epsilon(delta, rtol=rtol), dict(delta=1e-6, rtol=1e-12)),
     "CountingQuery.repeat": (lambda k: _q().repeat(k), dict(k=3)),
+    "noise.Binomial": (lambda **kw: ppk.NoisyQuery(natural=noise.Binomial(**kw), added=noise.Laplace(2.0)).delta(0.3),
+                       dict(n=100, p=0.3)),
+    "noise.BetaBinomial": (lambda **kw: ppk.NoisyQuery(natural=noise.BetaBinomial(**kw), added=noise.NoNoise())
+                           .delta(0.3), dict(n=100, a=2.0, b=3.0)),
+    "noise.RowSum": (lambda count: ppk.NoisyQuery(natural=noise.RowSum([0.2, 0.8], count), added=noise.NoNoise())
+                     .delta(0.3), dict(count=50)),
+    "noise.DiscreteGaussian": (lambda sigma: ppk.NoisyQuery(natural=noise.Binomial(50, 0.3),
+                                                            added=noise.DiscreteGaussian(sigma)).delta(0.3),
+                               dict(sigma=2.0)),
+    "noise.DiscreteLaplace": (lambda scale: ppk.NoisyQuery(natural=noise.Binomial(50, 0.3),
+                                                           added=noise.DiscreteLaplace(scale)).delta(0.3),
+                              dict(scale=2.0)),
+    "noise.Gaussian": (lambda sigma: ppk.NoisyQuery(natural=noise.BinomialMixture(30, [0.5, 0.5], [0.1, 0.9]),
+                                                    added=noise.Gaussian(sigma)).delta(0.3), dict(sigma=2.0)),
+    "NoisyQuery": (lambda sensitivity: ppk.NoisyQuery(natural=noise.Binomial(50, 0.3), added=noise.Laplace(2.0),
+                                                      sensitivity=sensitivity).delta(0.3), dict(sensitivity=2)),
+    "NoisyQuery.delta": (lambda eps: ppk.NoisyQuery(natural=noise.PoissonBinomial(groups=[(40, 0.2), (30, 0.7)]),
+                                                    added=noise.DiscreteGaussian(2.0)).delta(eps), dict(eps=0.3)),
+    "NoisyQuery.epsilon": (lambda delta: ppk.NoisyQuery(natural=noise.Binomial(50, 0.3), added=noise.Laplace(2.0))
+                           .epsilon(delta), dict(delta=1e-6)),
+    "calibrate": (lambda **kw: ppk.calibrate(natural=noise.Binomial(200, 0.3), added="discrete_gaussian", **kw),
+                  dict(eps=0.5, delta=1e-6, sensitivity=1)),
     "hypergeom_pmf": (ppk.hypergeom_pmf, dict(population=1000, successes=400, draws=500)),
     "alg1": (ppk.alg1, dict(n=1000, known=500, p=0.3, eps=0.5, delta=1e-6)),
     "alg2": (lambda **kw: ppk.alg2(**kw, rng=1), dict(count=300, n=1000, known=500, eps=0.5, delta=1e-6)),

@@ -184,3 +184,24 @@ def test_calibrate_knows_when_the_natural_noise_suffices():
 def test_bad_input_names_the_parameter(make, name):
     with pytest.raises((ValueError, TypeError), match=name):
         make()
+
+
+def test_summing_around_the_peak_changes_nothing(monkeypatch):
+    # wide log-concave windows sum each term sequence around its peak only; against the full sums
+    from ppk import noisy_query
+    cases = [(noise.BetaBinomial(100_000, 2.0, 3.0), noise.Gaussian(4.0), 0.001),
+             (noise.PoissonBinomial(groups=[(10**7, 0.3)]), noise.DiscreteGaussian(3.0), 0.01)]
+    for natural, added, eps in cases:
+        fast = ppk.NoisyQuery(natural=natural, added=added)
+        assert fast._window(noisy_query.DEPTH_START).size > noisy_query.UNIMODAL_MIN
+        got = fast.log_delta(eps)
+        monkeypatch.setattr(noisy_query, "UNIMODAL_MIN", 10**9)
+        full = ppk.NoisyQuery(natural=natural, added=added).log_delta(eps)
+        monkeypatch.undo()
+        assert got == pytest.approx(full, abs=1e-11)
+
+
+def test_the_peak_path_at_ten_million_rows_reproduces_counting_query():
+    q = ppk.NoisyQuery(natural=noise.PoissonBinomial(groups=[(10**7, 0.3)]), added=noise.Gaussian(40.0))
+    ref = ppk.CountingQuery(n=10**7 + 1, known=0, p=0.3, sigma=40.0)
+    assert q.log_delta(0.005) == pytest.approx(ref.log_delta(0.005), abs=1e-9)

@@ -42,6 +42,12 @@ Floats = npt.NDArray[np.floating[Any]]   # double or long double: the added laws
 #: Most integers a natural-noise window may hold (memory: 16 bytes each, a few copies).
 MAX_WINDOW = 20_000_000
 
+#: Below this depth (in e-folds) windows are convolved in double precision, above in long double.
+_DOUBLE_DEPTH = 600.0
+
+#: Smallest scale of an added noise: below it the noise is no noise on integer data (use NoNoise).
+MIN_SCALE = 1e-6
+
 #: Relative tolerance on a pmf's total mass (and on mixture weights).
 PMF_TOLERANCE = 1e-12
 
@@ -173,7 +179,12 @@ class _Linear:
         return cls(w.offset, np.exp(w.log_pmf - top), float(top), w.log_dropped)
 
     def convolve(self, other: _Linear, depth: float) -> _Linear:
-        values = _kernels.convolve_longdouble(self.values, other.values)
+        if depth < _DOUBLE_DEPTH:
+            # every kept value lies in [e^-depth, 1]: double holds it (no underflow), and a direct
+            # convolution of positive terms keeps ~1e-16 relative -- several times faster than long double
+            values = np.convolve(self.values.astype(float), other.values.astype(float)).astype(LD)
+        else:
+            values = _kernels.convolve_longdouble(self.values, other.values)
         top = values.max()
         values = values / top
         log_scale = self.log_scale + other.log_scale + float(np.log(top))
@@ -208,6 +219,14 @@ def _is_log_concave(log_pmf: np.ndarray) -> bool:
         return False
     lw = np.asarray(log_pmf[idx[0]:idx[-1] + 1], dtype=float)
     return bool(np.all(2 * lw[1:-1] >= lw[:-2] + lw[2:] - 1e-12 * (1 + np.abs(lw[1:-1]))))
+
+
+def _scale(name: str, value: object) -> float:
+    out = real(name, value, minimum=0.0, min_inclusive=False)
+    if out < MIN_SCALE:
+        raise ValueError(f"{name} must be >= {MIN_SCALE:g} (a smaller noise is none on integer data: use "
+                         f"NoNoise()), got {out!r}")
+    return out
 
 
 def _probability(name: str, value: object) -> float:
@@ -278,6 +297,8 @@ class PoissonBinomial(NaturalNoise):
         self.groups = tuple(sorted((c, p) for p, c in merged.items() if c > 0))
 
     def __repr__(self) -> str:
+        if len(self.groups) > 6:
+            return f"PoissonBinomial(<{len(self.groups)} groups over {self.n} rows>)"
         return f"PoissonBinomial(groups={list(self.groups)!r})"
 
     @property
@@ -312,6 +333,7 @@ class BetaBinomial(NaturalNoise):
         self.a = real("a", a, minimum=0.0, min_inclusive=False)
         self.b = real("b", b, minimum=0.0, min_inclusive=False)
         self.log_concave = self.a >= 1 and self.b >= 1
+        self._cache: LDArray | None = None
 
     def __repr__(self) -> str:
         return f"BetaBinomial(n={self.n}, a={self.a!r}, b={self.b!r})"
@@ -320,19 +342,27 @@ class BetaBinomial(NaturalNoise):
         return self.n * self.a / (self.a + self.b)
 
     def window(self, depth: float) -> Window:
-        n, a, b = self.n, LD(self.a), LD(self.b)
-        k = np.arange(n, dtype=LD)
-        log_ratio = np.log(n - k) + np.log(k + a) - np.log(k + 1) - np.log(n - k - 1 + b)
-        log_w = np.concatenate([np.zeros(1, dtype=LD), np.cumsum(log_ratio)])
-        log_w -= log_w.max()
-        total = np.exp(log_w).sum()
-        log_w -= np.log(total)                 # normalised: the window is the whole support here
+        log_w = self._log_pmf()
         keep = np.nonzero(log_w >= log_w.max() - LD(depth))[0]
         lo, hi = int(keep[0]), int(keep[-1]) + 1
         # the window's exact tails, plus the normalisation's rounding (a relative 1e-18 of every value)
         tails = np.concatenate([log_w[:lo], log_w[hi:], np.array([math.log(1e-18)], dtype=LD)])
         log_dropped = float(tails.max() + np.log(np.exp(tails - tails.max()).sum()))
         return Window(lo, log_w[lo:hi], log_dropped, self.log_concave)
+
+    def _log_pmf(self) -> LDArray:
+        """The whole support's log pmf (computed once)."""
+        if self._cache is not None:
+            return self._cache
+        n, a, b = self.n, LD(self.a), LD(self.b)
+        k = np.arange(n, dtype=LD)
+        log_ratio = np.log(n - k) + np.log(k + a) - np.log(k + 1) - np.log(n - k - 1 + b)
+        log_w = np.concatenate([np.zeros(1, dtype=LD), np.cumsum(log_ratio)])
+        log_w -= log_w.max()
+        total = np.exp(log_w).sum()
+        log_w -= np.log(total)                 # normalised over the whole support
+        self._cache = log_w
+        return log_w
 
 
 class BinomialMixture(NaturalNoise):
@@ -501,7 +531,7 @@ class Gaussian(AddedNoise):
     """``Z ~ N(0, sigma^2)``, ``sigma`` a standard deviation in the query's units (counts)."""
 
     def __init__(self, sigma: float):
-        self.sigma = self.scale = real("sigma", sigma, minimum=0.0, min_inclusive=False)
+        self.sigma = self.scale = _scale("sigma", sigma)
 
     def __repr__(self) -> str:
         return f"Gaussian(sigma={self.sigma!r})"
@@ -525,7 +555,7 @@ class Laplace(AddedNoise):
     """``Z ~ Laplace(0, scale)``: density ``e^{-|z|/scale} / (2 scale)``."""
 
     def __init__(self, scale: float):
-        self.scale = real("scale", scale, minimum=0.0, min_inclusive=False)
+        self.scale = _scale("scale", scale)
 
     def __repr__(self) -> str:
         return f"Laplace(scale={self.scale!r})"
@@ -559,7 +589,7 @@ class DiscreteGaussian(AddedNoise):
     TABLE_DEPTH = 1500.0
 
     def __init__(self, sigma: float):
-        self.sigma = self.scale = real("sigma", sigma, minimum=0.0, min_inclusive=False)
+        self.sigma = self.scale = _scale("sigma", sigma)
         if self.sigma > self.SIGMA_MAX:
             raise ValueError(f"sigma must be <= {self.SIGMA_MAX:g} for the discrete Gaussian (its tail table "
                              f"grows with sigma; use Gaussian for wider noise), got {self.sigma!r}")
@@ -570,14 +600,15 @@ class DiscreteGaussian(AddedNoise):
                 2 * np.exp(-2 * LD(math.pi) ** 2 * LD(s) ** 2 * m * m).sum()))
         else:        # a few terms reach every term above e^-800
             z = np.arange(1, int(40 * s) + 40, dtype=LD)
-            self._log_norm = float(np.log1p(2 * np.exp(-z * z / (2 * LD(s) ** 2)).sum()))
+            self._log_norm = float(np.log1p(2 * np.exp(-0.5 * (z / LD(s)) ** 2).sum()))
         self._sf_cache: dict[int, npt.NDArray[np.float64]] = {}
 
     def __repr__(self) -> str:
         return f"DiscreteGaussian(sigma={self.sigma!r})"
 
     def log_density(self, x: Floats) -> Floats:
-        return -x * x / (2 * self.sigma**2) - self._log_norm
+        z = x / self.sigma          # (x / sigma)^2, not x^2 / sigma^2: sigma^2 underflows for tiny sigma
+        return -0.5 * z * z - self._log_norm
 
     def log_sf(self, x: Floats) -> Floats:
         # P(Z > x) = sum_{z > x} pmf(z): a table of the upper tail (log space, summed from the far end
@@ -593,7 +624,7 @@ class DiscreteGaussian(AddedNoise):
         if np.any(far):   # beyond the table: the Gaussian tail bound sum_{z > x} <= pmf(x+1) / (1 - ratio)
             xf = xi[pos][far].astype(float) + 1
             out_pos = out[pos]
-            out_pos[far] = self.log_density(xf) - np.log(-np.expm1(-(2 * xf + 1) / (2 * self.sigma**2)))
+            out_pos[far] = self.log_density(xf) - np.log(-np.expm1(-(2 * xf + 1) / (2 * self.sigma) / self.sigma))
             out[pos] = out_pos
         neg = ~pos
         if np.any(neg):   # P(Z > x) = 1 - P(Z <= x) = 1 - P(Z > -x - 1), x < 0
@@ -605,7 +636,7 @@ class DiscreteGaussian(AddedNoise):
         if 0 not in self._sf_cache:
             zmax = int(math.ceil(self.sigma * math.sqrt(2 * self.TABLE_DEPTH))) + 2
             z = np.arange(zmax + 2, dtype=LD)
-            log_p = -z * z / (2 * LD(self.sigma) ** 2) - LD(self._log_norm)
+            log_p = -0.5 * (z / LD(self.sigma)) ** 2 - LD(self._log_norm)
             # log P(Z > x) for x = 0..zmax: logsumexp of log_p[x+1:], accumulated from the far end
             rev = np.logaddexp.accumulate(log_p[::-1])[::-1]
             self._sf_cache[0] = np.asarray(rev[1:zmax + 2], dtype=float)
@@ -624,7 +655,7 @@ class DiscreteLaplace(AddedNoise):
     lattice = True
 
     def __init__(self, scale: float):
-        self.scale = real("scale", scale, minimum=0.0, min_inclusive=False)
+        self.scale = _scale("scale", scale)
         self._log_c = math.log(math.tanh(0.5 / self.scale))
 
     def __repr__(self) -> str:

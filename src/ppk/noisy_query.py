@@ -49,7 +49,8 @@ PATHS = ("counting kernel", "threshold", "lattice sum", "crossings")
 DEPTH_START = 64.0     # windows first hold every value within e^-64 of the mode ...
 DEPTH_MAX = 2048.0     # ... and deepen (doubling) while the mass they leave out matters
 MAX_SENSITIVITY = 10_000
-MAX_GRID = 200_000     # most grid points of the crossings search
+MAX_GRID = 20_000      # most grid points of the crossings search (coarser grids certify less, never wrongly)
+UNIMODAL_MIN = 20_000  # log-concave windows wider than this are summed around each sum's peak only
 CELL_BUDGET = 20_000   # most cell bounds the crossings search evaluates to certify a negative region
 CONVOLUTION_BUDGET = 3e9   # most multiply-adds of a lattice-sum convolution
 _LOG_TINY_RELATIVE = math.log(1e-11)   # the window's slack is negligible below this fraction of delta
@@ -100,9 +101,44 @@ class _Engine:
         self.reach = noise.reach(depth + 30)
         self.floor = float(noise.log_density(np.zeros(1))[0]) - (depth + 30)
         self.floor_sf = float(noise.log_sf(np.array([self.reach]))[0])   # P(Z > reach) = P(Z < -reach)
-        self.local = 2 * self.reach + 1 < self.k.size / 4
+        # wide log-concave windows: every sum below has log-concave terms in k (w and the noise's
+        # density and sf are log-concave), so it is summed around its peak only
+        self.unimodal = w.log_concave and w.size > UNIMODAL_MIN
+        self.local = not self.unimodal and 2 * self.reach + 1 < self.k.size / 4
         if self.local:   # log P(X >= k_i), for the terms of a tail where the noise's sf is ~1
             self.suffix = np.logaddexp.accumulate(self.lw[::-1])[::-1]
+
+    def _unimodal_lse(self, term: Callable[[np.ndarray], np.ndarray]) -> float:
+        """log sum_i e^{t_i} for a log-concave sequence t_i = term(i): the peak by bisection on the
+        increments, then the terms within e^-80 of it (each left-out term is smaller, and there are
+        fewer than MAX_WINDOW of them: a relative e^-63 at most)."""
+        n = self.k.size
+
+        def t(i: int) -> float:
+            return float(term(np.array([i]))[0])
+
+        lo, hi = 0, n - 1
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if t(mid + 1) > t(mid):
+                lo = mid + 1
+            else:
+                hi = mid
+        top = t(lo)
+        if top == -math.inf:
+            return -math.inf
+
+        def edge(end: int) -> int:       # the farthest index towards `end` with t >= top - 80
+            a, b = lo, end
+            if t(b) >= top - 80:
+                return b
+            while abs(b - a) > 1:
+                m = (a + b) // 2
+                a, b = (m, b) if t(m) >= top - 80 else (a, m)
+            return a
+
+        i0, i1 = edge(0), edge(n - 1)
+        return _lse(term(np.arange(i0, i1 + 1)))
 
     def _slice(self, c: float) -> tuple[int, int]:
         """The indices of the support values within the noise's reach of c."""
@@ -114,6 +150,8 @@ class _Engine:
     def log_p(self, o: float, shift: int) -> float:
         """log of the density (pmf) of ``shift + X + Z`` at ``o``."""
         c = o - shift
+        if self.unimodal:
+            return self._unimodal_lse(lambda i: self.lw[i] + self.noise.log_density(c - self.k[i]))
         if self.local:
             i0, i1 = self._slice(c)
             if i1 > i0:
@@ -132,6 +170,8 @@ class _Engine:
     def log_tail(self, o: float, shift: int) -> float:
         """log P(shift + X + Z > o)."""
         c = o - shift
+        if self.unimodal:
+            return self._unimodal_lse(lambda i: self.lw[i] + self.noise.log_sf(c - self.k[i]))
         if self.local:
             # support values above the reach have sf(c - k) >= 1 - P(Z > reach): their mass P(X >= k);
             # those below have sf(c - k) <= P(Z > reach): left out, both relative to e^floor_sf
@@ -565,8 +605,8 @@ class NoisyQuery:
         target = log_target(real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False))
         rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
 
-        def excess(e: float) -> float:
-            return self._evaluate(e).log_upper - target
+        def excess(e: float) -> float:   # delta = 0 (log -inf) counts as far below: the search interpolates
+            return max(self._evaluate(e).log_upper - target, -1e3)
 
         f0 = excess(0.0)
         if f0 <= 0:
@@ -635,9 +675,13 @@ def calibrate(*, natural: NaturalNoise, added: str | AddedNoise, eps: float, del
     if excess(0.0) <= 0:
         return result(0.0, "natural noise alone suffices")
     hi = sensitivity * (math.sqrt(2 * math.log(1.25 / delta)) + 1) / eps
-    while excess(hi) > 0:
-        hi *= 2
-        if hi > 1e15:
-            raise ValueError(f"no scale up to 1e15 makes the release ({eps}, {delta})-private")
-    found = smallest_feasible(excess, 0.0, hi, f_lo=excess(0.0), f_hi=excess(hi), rtol=rtol)
+    try:
+        while excess(hi) > 0:
+            hi *= 2
+            if not hi < 1e15:
+                raise ValueError("beyond 1e15")
+        found = smallest_feasible(excess, 0.0, hi, f_lo=excess(0.0), f_hi=excess(hi), rtol=rtol)
+    except ValueError as error:   # the scale needed is beyond what the law takes
+        raise ValueError(f"eps={eps!r} and delta={delta!r} need a {added if isinstance(added, str) else 'noise'} "
+                         f"scale beyond what it takes ({error}); raise eps or delta") from None
     return result(found.x, "search")
