@@ -205,3 +205,27 @@ def test_the_peak_path_at_ten_million_rows_reproduces_counting_query():
     q = ppk.NoisyQuery(natural=noise.PoissonBinomial(groups=[(10**7, 0.3)]), added=noise.Gaussian(40.0))
     ref = ppk.CountingQuery(n=10**7 + 1, known=0, p=0.3, sigma=40.0)
     assert q.log_delta(0.005) == pytest.approx(ref.log_delta(0.005), abs=1e-9)
+
+
+@pytest.mark.parametrize("law", ["discrete_gaussian", "discrete_laplace"])
+def test_release_with_discrete_noise_is_calibrated_for_that_law(law):
+    out, draws = ppk.release(count=30_000, n=100_000, known=50_000, eps=0.05, delta=1e-6, rng=7, noise=law,
+                             audit=True)
+    cal = out.calibration
+    assert out.public()["noise"] == law and cal.ledger()["noise_law"] == law == cal.law
+    assert isinstance(out.value, int) and out.value == 30_000 + draws.gaussian_noise
+    assert cal.branch == "ppk" and 0 < cal.sigma <= cal.sigma_dp
+    added = noise.ADDED_BY_NAME[law]
+    N = cal.n - cal.known - 1
+    for p in (cal.p_lo, cal.p_hi, 0.5 * (cal.p_lo + cal.p_hi)):
+        q = ppk.NoisyQuery(natural=noise.Binomial(N, p), added=added(cal.sigma))
+        assert q.delta_upper(cal.eps / 2) <= cal.kappa4
+    # the baseline: the smallest scale that is (eps/2, delta)-DP for the law alone
+    alone = ppk.NoisyQuery(natural=noise.Pmf([0.0]), added=added(cal.sigma_dp))
+    assert alone.delta_upper(cal.eps / 2) <= cal.delta
+    assert ppk.NoisyQuery(natural=noise.Pmf([0.0]), added=added(cal.sigma_dp * 0.999)).delta_upper(cal.eps / 2) > cal.delta
+
+
+def test_release_refuses_an_unknown_noise_law():
+    with pytest.raises(ValueError, match="noise"):
+        ppk.release(count=300, n=1000, known=500, eps=0.5, delta=1e-6, noise="laplace")

@@ -44,6 +44,47 @@ from ._typing import RngLike
 __all__ = ["alg2", "Alg2Result", "PrivateDraws", "hoeffding_interval", "laplace_truncation"]
 
 BRANCH_PPK, BRANCH_FALLBACK, BRANCH_BASELINE = "ppk", "fallback", "baseline"
+
+#: The added-noise laws Algorithm 2 calibrates (``sigma`` is the scale of the law chosen).
+ADDED_NOISES = ("gaussian", "discrete_gaussian", "discrete_laplace")
+
+
+class _Added:
+    """The three calibrations Algorithm 2 needs, for one added-noise law.
+
+    The continuous Gaussian uses the counting kernel, Algorithm 1 and Balle & Wang; the discrete laws
+    use :class:`ppk.NoisyQuery` and :func:`ppk.calibrate` (docs/natural-noise.md).
+    """
+
+    def __init__(self, name: str):
+        if name not in ADDED_NOISES:
+            raise ValueError(f"noise must be one of {ADDED_NOISES}, got {name!r}")
+        self.name = name
+
+    def dp_scale(self, eps: float, delta: float) -> float:
+        """The smallest scale that is (eps, delta)-DP without natural noise (the baseline)."""
+        if self.name == "gaussian":
+            return analytic_gaussian_sigma(eps=eps, delta=delta)
+        from .noise import Pmf
+        from .noisy_query import calibrate
+        return calibrate(natural=Pmf([0.0]), added=self.name, eps=eps, delta=delta).scale
+
+    def ppk_scale(self, n: int, known: int, p: float, eps: float, delta: float) -> float:
+        """The smallest scale that is (eps, delta)-PPK-DP with Bin(n - known - 1, p) natural noise."""
+        if self.name == "gaussian":
+            return alg1(n=n, known=known, p=p, eps=eps, delta=delta).sigma
+        from .noise import Binomial
+        from .noisy_query import calibrate
+        return calibrate(natural=Binomial(n - known - 1, p), added=self.name, eps=eps, delta=delta).scale
+
+    def log_upper(self, N: int, p: float, scale: float, eps: float) -> float:
+        """log of the certified upper bound on delta(eps) of the count with natural noise Bin(N, p)."""
+        if self.name == "gaussian":
+            return _kernels.counting_log_delta_upper(N, p, sigma=scale, eps=eps)
+        from .noise import ADDED_BY_NAME, Binomial, NoNoise
+        from .noisy_query import NoisyQuery
+        added = NoNoise() if scale == 0 else ADDED_BY_NAME[self.name](scale)
+        return NoisyQuery(natural=Binomial(N, p), added=added).log_delta_upper(eps)
 GRID_POINTS = 65
 FINE_GRID_MAX = 4097   # most points of the lattice-resolving grid needed when sigma < 1 (docs/decisions.md, "The grid check over p")
 SIGMA_FLOOR = 1.0      # counts; used instead of a finer grid (see _check_grid)
@@ -137,7 +178,7 @@ class Diagnostics:
 class Alg2Result:
     """What :func:`alg2` decided.  Noise scales are standard deviations in counts."""
 
-    sigma: float                  #: the noise to add (counts)
+    sigma: float                  #: the noise to add (counts): the scale of the law ``noise``
     beta: float                   #: sigma / n
     branch: str                   #: "ppk", "fallback" (estimate unusable) or "baseline" (DP needs less)
     p_lo: float                   #: supported bias interval (nan on fallback)
@@ -160,6 +201,9 @@ class Alg2Result:
     delta: float
     hoeffding: str
     diagnostics: Diagnostics | None = None
+    #: the law of the added noise: "gaussian" (released rounded), "discrete_gaussian" or "discrete_laplace"
+    #: (a name, never a draw)
+    law: str = "gaussian"
     #: True when the randomness was seeded: the result is reproducible and NOT private (tests only)
     insecure_for_testing: bool = False
 
@@ -187,7 +231,7 @@ class Alg2Result:
             kappa3=self.kappa3, hoeffding=self.hoeffding, t=self.t, tau=self.tau,
             count_estimate=self.count_estimate, bias_estimate=self.bias_estimate, p_lo=self.p_lo,
             p_hi=self.p_hi, branch=self.branch, sigma=self.sigma, beta=self.beta, sigma_dp=self.sigma_dp,
-            sigma_ppk=self.sigma_ppk, insecure_for_testing=self.insecure_for_testing,
+            sigma_ppk=self.sigma_ppk, noise_law=self.law, insecure_for_testing=self.insecure_for_testing,
         )
 
 
@@ -275,7 +319,8 @@ def _grid(p_lo: float, p_hi: float, N: int, sigma: float) -> tuple[np.ndarray, f
     return grid, sigma
 
 
-def _ppk_sigma(n: int, known: int, p_lo: float, p_hi: float, eps: float, kappa4: float, sigma_dp: float) -> float:
+def _ppk_sigma(n: int, known: int, p_lo: float, p_hi: float, eps: float, kappa4: float, sigma_dp: float,
+               added: _Added) -> float:
     """max of Alg. 1 at both ends, then raised until every grid point meets kappa4 (C++ releases the GIL).
 
     The grid can only raise sigma and the caller takes min(sigma, sigma_dp): once sigma >= sigma_dp the
@@ -286,17 +331,17 @@ def _ppk_sigma(n: int, known: int, p_lo: float, p_hi: float, eps: float, kappa4:
     with ThreadPoolExecutor(max_workers=2) as pool:
         # one evaluation per end first: if sigma_dp does not meet kappa4 there, Algorithm 1 would
         # return more than sigma_dp and the baseline wins -- no search needed
-        if max(pool.map(lambda p: _kernels.counting_log_delta_upper(N, p, sigma=sigma_dp, eps=eps), (p_lo, p_hi))) > target:
+        if max(pool.map(lambda p: added.log_upper(N, p, sigma_dp, eps), (p_lo, p_hi))) > target:
             return math.inf
-        ends = list(pool.map(lambda p: alg1(n=n, known=known, p=p, eps=eps, delta=kappa4).sigma, (p_lo, p_hi)))
+        ends = list(pool.map(lambda p: added.ppk_scale(n, known, p, eps, kappa4), (p_lo, p_hi)))
         sigma = max(ends)
         while sigma < sigma_dp:
             grid, sigma = _grid(p_lo, p_hi, N, sigma)
-            logs = list(pool.map(lambda p: _kernels.counting_log_delta_upper(N, float(p), sigma=sigma, eps=eps), grid))
+            logs = list(pool.map(lambda p: added.log_upper(N, float(p), sigma, eps), grid))
             worst = int(np.argmax(logs))
             if logs[worst] <= target:
                 return sigma
-            sigma = max(sigma, alg1(n=n, known=known, p=float(grid[worst]), eps=eps, delta=kappa4).sigma)
+            sigma = max(sigma, added.ppk_scale(n, known, float(grid[worst]), eps, kappa4))
         return sigma
 
 
@@ -321,7 +366,7 @@ def _diagnostics(n: int, known: int, count_estimate: int, kappa1: float) -> Diag
 def calibrate_from_estimate(*, n: int, known: int, eps: float, delta: float, kappa1: float, kappa2: float,
                             kappa3: float, count_estimate: int, laplace_exceeds_t: bool,
                             hoeffding: str = "additive", diagnostics: bool = False,
-                            insecure_for_testing: bool = False) -> Alg2Result:
+                            insecure_for_testing: bool = False, noise: str = "gaussian") -> Alg2Result:
     """Algorithm 2 after the Laplace draw: a function of public values, the DP estimate and one bit.
 
     The bit ``laplace_exceeds_t`` (|Y| > n t) depends on the noise only, not on the count.  Everything
@@ -332,7 +377,8 @@ def calibrate_from_estimate(*, n: int, known: int, eps: float, delta: float, kap
     t = hoeffding_t(kappa2=kappa2, m=known)
     t_l = laplace_truncation(n=n, t=t, eps_estimate=eps_half)
     kappa4 = kappa3 - t_l
-    sigma_dp = analytic_gaussian_sigma(eps=eps_half, delta=delta)
+    added = _Added(noise)
+    sigma_dp = added.dp_scale(eps_half, delta)
     diag = _diagnostics(n, known, count_estimate, kappa1) if diagnostics else None
 
     def result(*, sigma: float, branch: str, p_lo: float, p_hi: float, tau: float, sigma_ppk: float) -> Alg2Result:
@@ -340,14 +386,14 @@ def calibrate_from_estimate(*, n: int, known: int, eps: float, delta: float, kap
                           sigma_ppk=sigma_ppk, diagnostics=diag, kappa1=kappa1, kappa2=kappa2, kappa3=kappa3,
                           kappa4=kappa4, truncation_delta=t_l, t=t, count_estimate=count_estimate,
                           bias_estimate=bias_estimate, sigma_dp=sigma_dp, n=n, known=known, eps=eps, delta=delta,
-                          hoeffding=hoeffding, insecure_for_testing=insecure_for_testing)
+                          hoeffding=hoeffding, insecure_for_testing=insecure_for_testing, law=noise)
 
     if laplace_exceeds_t or kappa4 <= 0:
         return result(sigma=sigma_dp, branch=BRANCH_FALLBACK, p_lo=math.nan, p_hi=math.nan, tau=math.nan,
                       sigma_ppk=math.nan)
     p_lo, p_hi = hoeffding_interval(estimate=bias_estimate, t_laplace=t, kappa2=kappa2, m=known, method=hoeffding)
     tau = 2 * t if hoeffding == "additive" else math.nan
-    sigma_ppk = _ppk_sigma(n, known, p_lo, p_hi, eps_half, kappa4, sigma_dp)
+    sigma_ppk = _ppk_sigma(n, known, p_lo, p_hi, eps_half, kappa4, sigma_dp, added)
     sigma = min(sigma_ppk, sigma_dp)
     branch = BRANCH_PPK if sigma_ppk <= sigma_dp else BRANCH_BASELINE
     return result(sigma=sigma, branch=branch, p_lo=p_lo, p_hi=p_hi, tau=tau, sigma_ppk=sigma_ppk)
@@ -389,30 +435,34 @@ def estimate_noise(source: RandomSource, eps: float) -> int:
 
 
 def _run(source: RandomSource, c: int, n: int, known: int, eps: float, delta: float, kappa1: float,
-         kappa2: float, kappa3: float, hoeffding: str, diagnostics: bool) -> tuple[Alg2Result, int]:
-    """Algorithm 2 on validated input; returns the result and the private noise Y (never stored in it)."""
-    noise = estimate_noise(source, eps)
+         kappa2: float, kappa3: float, hoeffding: str, diagnostics: bool,
+         noise: str = "gaussian") -> tuple[Alg2Result, int]:
+    """Algorithm 2 on validated input; returns the result and the private noise Y (never stored in it).
+
+    ``noise`` names the law the release will add; Y is the count estimate's discrete Laplace draw."""
+    y = estimate_noise(source, eps)
     t = hoeffding_t(kappa2=kappa2, m=known)
-    exceeds = not math.isinf(t) and abs(noise) > Fraction(n) * Fraction(t)   # depends on the noise only
+    exceeds = not math.isinf(t) and abs(y) > Fraction(n) * Fraction(t)   # depends on the noise only
     result = calibrate_from_estimate(n=n, known=known, eps=eps, delta=delta, kappa1=kappa1, kappa2=kappa2,
-                                     kappa3=kappa3, count_estimate=c + noise, laplace_exceeds_t=exceeds,
+                                     kappa3=kappa3, count_estimate=c + y, laplace_exceeds_t=exceeds,
                                      hoeffding=hoeffding, diagnostics=diagnostics,
-                                     insecure_for_testing=not source.secure)
-    return result, noise
+                                     insecure_for_testing=not source.secure, noise=noise)
+    return result, y
 
 
 @overload
 def alg2(*, data: npt.ArrayLike | None = ..., count: int | None = ..., n: int | None = ..., known: int, eps: float,
          delta: float, kappa1: float = ..., kappa2: float | None = ..., kappa3: float | None = ..., hoeffding: str = ...,
-         diagnostics: bool = ..., rng: RngLike = ..., audit: Literal[False] = ...) -> Alg2Result: ...
+         diagnostics: bool = ..., rng: RngLike = ..., audit: Literal[False] = ..., noise: str = ...) -> Alg2Result: ...
 @overload
 def alg2(*, data: npt.ArrayLike | None = ..., count: int | None = ..., n: int | None = ..., known: int, eps: float,
          delta: float, kappa1: float = ..., kappa2: float | None = ..., kappa3: float | None = ..., hoeffding: str = ...,
-         diagnostics: bool = ..., rng: RngLike = ..., audit: Literal[True]) -> tuple[Alg2Result, PrivateDraws]: ...
+         diagnostics: bool = ..., rng: RngLike = ..., audit: Literal[True],
+         noise: str = ...) -> tuple[Alg2Result, PrivateDraws]: ...
 def alg2(*, data: npt.ArrayLike | None = None, count: int | None = None, n: int | None = None, known: int, eps: float,
          delta: float, kappa1: float = 0.0, kappa2: float | None = None, kappa3: float | None = None,
          hoeffding: str = "additive", diagnostics: bool = False, rng: RngLike = None,
-         audit: bool = False) -> Alg2Result | tuple[Alg2Result, PrivateDraws]:
+         audit: bool = False, noise: str = "gaussian") -> Alg2Result | tuple[Alg2Result, PrivateDraws]:
     """Private end-to-end noise calibration for a count when the attacker's bias is unknown.
 
     Parameters
@@ -443,6 +493,9 @@ def alg2(*, data: npt.ArrayLike | None = None, count: int | None = None, n: int 
     audit : bool
         Also return the secret noise, as ``(result, PrivateDraws)``.  The result itself never
         holds it.
+    noise : "gaussian" | "discrete_gaussian" | "discrete_laplace"
+        The law the release adds (``sigma`` is its scale): the Gaussian (released rounded), or an
+        exact discrete law, calibrated with :class:`ppk.NoisyQuery` (slower: seconds at 1e6 rows).
 
     Returns
     -------
@@ -451,7 +504,8 @@ def alg2(*, data: npt.ArrayLike | None = None, count: int | None = None, n: int 
         branch, meets kappa4 at every bias in [p_lo, p_hi] by the certified bound.
     """
     args = _validated(data, count, n, known, eps, delta, kappa1, kappa2, kappa3, hoeffding)
+    _Added(noise)
     source = as_source(rng)
     warn_if_seeded(source, "alg2")
-    result, noise = _run(source, *args, hoeffding, diagnostics)
-    return (result, PrivateDraws(laplace_noise=noise)) if audit else result
+    result, draw = _run(source, *args, hoeffding, diagnostics, noise)
+    return (result, PrivateDraws(laplace_noise=draw)) if audit else result

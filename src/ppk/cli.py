@@ -147,14 +147,17 @@ def _print_ledger(ledger: dict, value: int | None = None) -> None:
     if ledger["insecure_for_testing"]:
         print(_NOT_PRIVATE + "\n")
     if value is not None:
-        print(f"released value: {value}   (count + rounded Gaussian noise, sigma = {ledger['sigma']:.6g} counts)\n")
+        law = {"gaussian": "rounded Gaussian noise, sigma", "discrete_gaussian": "discrete Gaussian noise, sigma",
+               "discrete_laplace": "discrete Laplace noise, scale"}[ledger["noise_law"]]
+        print(f"released value: {value}   (count + {law} = {ledger['sigma']:.6g} counts)\n")
         if ledger["sigma"] == 0:
             print(_EXACT_COUNT + "\n")
     print(f"Algorithm 2 on n={ledger['n']} rows, attacker knows {ledger['known']};"
           f" budget eps={ledger['eps']:g}, delta={ledger['delta']:g}")
     rows = [
         ["branch", ledger["branch"]],
-        ["sigma (counts)", f"{ledger['sigma']:.6g}"],
+        ["added noise", ledger["noise_law"]],
+        ["sigma / scale (counts)", f"{ledger['sigma']:.6g}"],
         ["beta = sigma/n", f"{ledger['beta']:.4g}"],
         ["DP baseline sigma (eps/2, delta)", f"{ledger['sigma_dp']:.6g}"],
         ["eps for the bias estimate / noise", f"{ledger['eps_estimate']:g} / {ledger['eps_noise']:g}"],
@@ -182,6 +185,9 @@ def _alg2_options(parser: argparse.ArgumentParser) -> None:
                         help="failure probability of the bias interval (default: half of delta - kappa1)")
     parser.add_argument("--kappa3", type=float, default=None,
                         help="Laplace truncation + Algorithm 1 budget (default: the rest)")
+    parser.add_argument("--noise", choices=["gaussian", "discrete_gaussian", "discrete_laplace"], default="gaussian",
+                        help="the law added to the count: the Gaussian (released rounded) or an exact discrete law, "
+                             "calibrated for it (default %(default)s)")
     parser.add_argument("--hoeffding", choices=["additive", "kl"], default="additive",
                         help="bias interval: closed-form additive Hoeffding or Chernoff-KL (default %(default)s)")
     parser.add_argument("--seed", type=_seed, default=None,
@@ -230,7 +236,8 @@ def _seeded_call(fn, **kwargs):
 def _cmd_alg2(args: argparse.Namespace) -> int:
     rng = _release_rng(args)
     r = _seeded_call(alg2, count=args.count, n=args.n, known=args.known, eps=args.eps, delta=args.delta,
-                     kappa1=args.kappa1, kappa2=args.kappa2, kappa3=args.kappa3, hoeffding=args.hoeffding, rng=rng)
+                     kappa1=args.kappa1, kappa2=args.kappa2, kappa3=args.kappa3, hoeffding=args.hoeffding, rng=rng,
+                     noise=args.noise)
     if args.json:
         print(strict_json(r.ledger()))
     else:
@@ -243,7 +250,7 @@ def _cmd_release(args: argparse.Namespace) -> int:
     count, n = count_binary_column(args.csv, args.column)
     out = _seeded_call(release, count=count, n=n, known=args.known, eps=args.eps, delta=args.delta,
                        kappa1=args.kappa1, kappa2=args.kappa2, kappa3=args.kappa3, hoeffding=args.hoeffding,
-                       rng=rng)
+                       rng=rng, noise=args.noise)
     if args.json:
         print(strict_json(out.public()))
     else:
@@ -387,7 +394,8 @@ def build_parser() -> argparse.ArgumentParser:
     a.set_defaults(func=_cmd_alg2)
 
     r = sub.add_parser("release", help="release a noisy count of a 0/1 CSV column",
-                       description="Calibrate with Algorithm 2 and release count + rounded Gaussian noise. "
+                       description="Calibrate with Algorithm 2 and release count + noise (rounded Gaussian by "
+                                   "default, or an exact discrete Gaussian or Laplace: --noise). "
                                    "Every row must be 0 or 1; on any bad row nothing is released.")
     r.add_argument("--csv", required=True, help="CSV file with a header row")
     r.add_argument("--column", required=True, help="name of the 0/1 column")

@@ -17,9 +17,9 @@ from typing import Literal, overload
 import numpy.typing as npt
 
 from ._random import as_source, warn_if_seeded
-from .algorithm2 import Alg2Result, PrivateDraws, _run, _validated
+from .algorithm2 import Alg2Result, PrivateDraws, _Added, _run, _validated
 from ._typing import RngLike
-from .samplers import rounded_gaussian
+from .samplers import discrete_gaussian, discrete_laplace, rounded_gaussian
 
 __all__ = ["release", "Release"]
 
@@ -36,7 +36,9 @@ class Release:
 
     def public(self) -> dict:
         """What may be published: the value, the noise law, the ledger, and a notice when no noise was added."""
-        out = dict(value=self.value, noise="rounded_gaussian", ledger=self.calibration.ledger())
+        law = self.calibration.law
+        out = dict(value=self.value, noise="rounded_gaussian" if law == "gaussian" else law,
+                   ledger=self.calibration.ledger())
         if self.insecure_for_testing:
             out["warning"] = "NOT PRIVATE: seeded randomness (for tests only); the noise can be reproduced"
         if self.calibration.sigma == 0:
@@ -48,16 +50,20 @@ class Release:
 @overload
 def release(*, data: npt.ArrayLike | None = ..., count: int | None = ..., n: int | None = ..., known: int, eps: float,
             delta: float, kappa1: float = ..., kappa2: float | None = ..., kappa3: float | None = ...,
-            hoeffding: str = ..., rng: RngLike = ..., audit: Literal[False] = ...) -> Release: ...
+            hoeffding: str = ..., rng: RngLike = ..., audit: Literal[False] = ..., noise: str = ...) -> Release: ...
 @overload
 def release(*, data: npt.ArrayLike | None = ..., count: int | None = ..., n: int | None = ..., known: int, eps: float,
             delta: float, kappa1: float = ..., kappa2: float | None = ..., kappa3: float | None = ...,
-            hoeffding: str = ..., rng: RngLike = ..., audit: Literal[True]) -> tuple[Release, PrivateDraws]: ...
+            hoeffding: str = ..., rng: RngLike = ..., audit: Literal[True],
+            noise: str = ...) -> tuple[Release, PrivateDraws]: ...
 def release(*, data: npt.ArrayLike | None = None, count: int | None = None, n: int | None = None, known: int,
             eps: float, delta: float, kappa1: float = 0.0, kappa2: float | None = None, kappa3: float | None = None,
-            hoeffding: str = "additive", rng: RngLike = None,
-            audit: bool = False) -> Release | tuple[Release, PrivateDraws]:
+            hoeffding: str = "additive", rng: RngLike = None, audit: bool = False,
+            noise: str = "gaussian") -> Release | tuple[Release, PrivateDraws]:
     """Release ``count + round(sigma Z)`` with sigma from :func:`ppk.alg2` (same arguments).
+
+    ``noise="discrete_gaussian"`` or ``"discrete_laplace"`` adds that law instead, with the scale
+    Algorithm 2 calibrates for it, drawn by the exact integer samplers of :mod:`ppk.samplers`.
 
     ``rng=None`` (default) uses a cryptographically secure source for both the count
     estimate and the Gaussian noise; a seed or Generator makes it reproducible, warns
@@ -65,9 +71,12 @@ def release(*, data: npt.ArrayLike | None = None, count: int | None = None, n: i
     ``audit=True`` returns ``(Release, PrivateDraws)``; the Release never holds the noise.
     """
     args = _validated(data, count, n, known, eps, delta, kappa1, kappa2, kappa3, hoeffding)
+    _Added(noise)
     source = as_source(rng)
     warn_if_seeded(source, "release")
-    cal, laplace_noise = _run(source, *args, hoeffding, False)
-    gaussian_noise = rounded_gaussian(cal.sigma, rng=source)
+    cal, laplace_noise = _run(source, *args, hoeffding, False, noise)
+    sampler = {"gaussian": rounded_gaussian, "discrete_gaussian": discrete_gaussian,
+               "discrete_laplace": discrete_laplace}[noise]
+    gaussian_noise = sampler(cal.sigma, rng=source) if cal.sigma > 0 else 0
     out = Release(value=args[0] + gaussian_noise, calibration=cal)
     return (out, PrivateDraws(laplace_noise=laplace_noise, gaussian_noise=gaussian_noise)) if audit else out
