@@ -104,40 +104,39 @@ class _Engine:
         # wide log-concave windows: every sum below has log-concave terms in k (w and the noise's
         # density and sf are log-concave), so it is summed around its peak only
         self.unimodal = w.log_concave and w.size > UNIMODAL_MIN
+        if self.unimodal:
+            self.samples = np.unique(np.linspace(0, w.size - 1, 1024).astype(np.int64))
         self.local = not self.unimodal and 2 * self.reach + 1 < self.k.size / 4
         if self.local:   # log P(X >= k_i), for the terms of a tail where the noise's sf is ~1
             self.suffix = np.logaddexp.accumulate(self.lw[::-1])[::-1]
 
     def _unimodal_lse(self, term: Callable[[np.ndarray], np.ndarray]) -> float:
-        """log sum_i e^{t_i} for a log-concave sequence t_i = term(i): the peak by bisection on the
-        increments, then the terms within e^-80 of it (each left-out term is smaller, and there are
-        fewer than MAX_WINDOW of them: a relative e^-63 at most)."""
-        n = self.k.size
-
-        def t(i: int) -> float:
-            return float(term(np.array([i]))[0])
-
-        lo, hi = 0, n - 1
-        while lo < hi:
-            mid = (lo + hi) // 2
-            if t(mid + 1) > t(mid):
-                lo = mid + 1
-            else:
-                hi = mid
-        top = t(lo)
-        if top == -math.inf:
+        """log sum_i e^{t_i} for a log-concave sequence t_i = term(i): located on a coarse sample, the
+        peak and the range of terms within e^-80 of it are refined between neighbouring samples; every
+        term outside is smaller (there are fewer than MAX_WINDOW of them: a relative e^-63 at most)."""
+        n, samples = self.k.size, self.samples
+        ts = term(samples)
+        j = int(np.argmax(ts))
+        if ts[j] == -np.inf:
             return -math.inf
-
-        def edge(end: int) -> int:       # the farthest index towards `end` with t >= top - 80
-            a, b = lo, end
-            if t(b) >= top - 80:
-                return b
-            while abs(b - a) > 1:
-                m = (a + b) // 2
-                a, b = (m, b) if t(m) >= top - 80 else (a, m)
-            return a
-
-        i0, i1 = edge(0), edge(n - 1)
+        # a unimodal sequence peaks between the samples next to its best sample
+        a, b = int(samples[max(j - 1, 0)]), int(samples[min(j + 1, samples.size - 1)])
+        top = float(term(np.arange(a, b + 1)).max())
+        low = ts < top - 80
+        below_left = np.nonzero(low[:j])[0]
+        below_right = np.nonzero(low[j + 1:])[0]
+        i0, i1 = 0, n - 1
+        if below_left.size:      # the first significant index lies after the last low sample on the left
+            lo = int(samples[below_left[-1]])
+            hi = int(samples[below_left[-1] + 1])
+            seg = np.arange(lo, hi + 1)
+            i0 = int(seg[np.argmax(term(seg) >= top - 80)])
+        if below_right.size:     # the last significant index lies before the first low sample on the right
+            k = j + 1 + int(below_right[0])
+            lo, hi = int(samples[k - 1]), int(samples[k])
+            seg = np.arange(lo, hi + 1)
+            ok = np.nonzero(term(seg) >= top - 80)[0]
+            i1 = int(seg[ok[-1]]) if ok.size else lo
         return _lse(term(np.arange(i0, i1 + 1)))
 
     def _slice(self, c: float) -> tuple[int, int]:
@@ -457,6 +456,8 @@ class NoisyQuery:
         self.sensitivity = integer("sensitivity", sensitivity, minimum=1, maximum=MAX_SENSITIVITY)
         self._windows: dict[float, Window] = {}
         self._convolved: dict[float, Window] = {}
+        self._engines: dict[tuple[int, bool], _Engine] = {}
+        self._noiseless: NoisyQuery | None = None
 
     def __repr__(self) -> str:
         return f"NoisyQuery(natural={self.natural!r}, added={self.added!r}, sensitivity={self.sensitivity})"
@@ -524,12 +525,18 @@ class NoisyQuery:
             return _Result(upper, upper)
         return _Result(min(res.log_delta, upper), upper)
 
+    def _engine(self, w: Window, mirrored: bool, depth: float) -> _Engine:
+        key = (id(w), mirrored)      # windows are cached per depth, so their ids are stable
+        if key not in self._engines:
+            self._engines[key] = _Engine(w.mirrored() if mirrored else w, self.added, depth)
+        return self._engines[key]
+
     def _evaluate_window(self, w: Window, eps: float, path: str, depth: float) -> _Result:
         best_est, best_up = -math.inf, -math.inf
         certified = True
         for d in range(1, self.sensitivity + 1):
-            for window in (w, w.mirrored()):     # shift +d, and -d as +d on the mirror (the noise is symmetric)
-                engine = _Engine(window, self.added, depth)
+            for mirrored in (False, True):     # shift +d, and -d as +d on the mirror (the noise is symmetric)
+                engine = self._engine(w, mirrored, depth)
                 if path == "lattice sum":
                     r = engine.lattice_sum(d, eps)
                 elif path == "threshold":
@@ -552,9 +559,10 @@ class NoisyQuery:
             x = (eps - s / self.added.scale) / 2
             caps.append(_log1mexp(x) if x < 0 else -math.inf)
         if not isinstance(self.added, NoNoise):
-            noiseless = NoisyQuery(natural=self.natural, added=NoNoise(), sensitivity=self.sensitivity)
-            noiseless._windows = self._windows
-            caps.append(noiseless._evaluate(eps).log_upper)
+            if self._noiseless is None:
+                self._noiseless = NoisyQuery(natural=self.natural, added=NoNoise(), sensitivity=self.sensitivity)
+                self._noiseless._windows = self._windows
+            caps.append(self._noiseless._evaluate(eps).log_upper)
         return min(caps)
 
     def _curve(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
