@@ -159,7 +159,7 @@ def _print_ledger(ledger: dict, value: int | None = None) -> None:
         ["added noise", ledger["noise_law"]],
         ["sigma / scale (counts)", f"{ledger['sigma']:.6g}"],
         ["beta = sigma/n", f"{ledger['beta']:.4g}"],
-        ["DP baseline sigma (eps/2, delta)", f"{ledger['sigma_dp']:.6g}"],
+        ["DP baseline sigma / scale (eps/2, delta)", f"{ledger['sigma_dp']:.6g}"],
         ["eps for the bias estimate / noise", f"{ledger['eps_estimate']:g} / {ledger['eps_noise']:g}"],
         ["count estimate (eps/2-DP, discrete Laplace)", str(ledger["count_estimate"])],
         ["bias estimate = count estimate / n", f"{ledger['bias_estimate']:.6g}"],
