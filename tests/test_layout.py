@@ -43,7 +43,7 @@ def test_old_paths_warn_and_are_the_new_modules(old, new):
 
 
 PUBLIC_MODULES = ["ppk", "ppk.baselines", "ppk.samplers", "ppk.pld", "ppk.counting", "ppk.algorithm1", "ppk.noise",
-                  "ppk.noisy_query",
+                  "ppk.noisy_query", "ppk.plotting",
                   "ppk.algorithm2", "ppk.release", "ppk.hypergeom", "ppk.related.dp", "ppk.related.pk",
                   "ppk.related.sp", "ppk.related.risk", "ppk.related.risk.sensitivity"]
 

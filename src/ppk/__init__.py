@@ -22,6 +22,7 @@ from .algorithm2 import Alg2Result, PrivateDraws, alg2
 from .counting import MAX_ROWS, CountingQuery
 from .hypergeom import hypergeom_pmf
 from .noisy_query import Calibration, NoisyQuery, calibrate
+from .plotting import plot_privacy_curve
 from .pld import PrivacyLossDistribution
 from .release import Release, release
 
@@ -38,7 +39,7 @@ _MOVED = ("dp", "pk", "sp", "risk", "sensitivity", "risk_figures")
 
 __all__ = ["CountingQuery", "MAX_ROWS", "hypergeom_pmf", "alg1", "Alg1Result", "alg2", "Alg2Result",
            "release", "Release", "PrivateDraws", "InsecureRandomnessWarning", "PrivacyLossDistribution",
-           "NoisyQuery", "calibrate", "Calibration", "noise", "baselines", "samplers", "related", "__version__"]
+           "NoisyQuery", "calibrate", "Calibration", "plot_privacy_curve", "noise", "baselines", "samplers", "related", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

@@ -106,6 +106,12 @@ def _cmd_delta(args: argparse.Namespace) -> int:
     print(f"{q!r}: {_natural_noise_line(q.n, q.known, q.p)}; beta = sigma/n = {q.beta:.3g}")
     _print_table(["eps", "delta", "log(delta)", "delta_upper"],
                  [[_fmt(e), _fmt_log(ld), f"{ld:.10g}", _fmt_log(lu)] for e, ld, lu in zip(eps, log_d, log_u)])
+    if args.plot:
+        from .plotting import plot_privacy_curve
+        grid = np.linspace(0.0, max(float(eps.max()), 1e-3), 161)
+        plot_privacy_curve(q, eps=grid, path=args.plot)
+        print(f"\nplot: {args.plot}  (delta on a log axis, eps from 0 to {grid[-1]:g}, with the DP curve of the "
+              "same noise)")
     return 0
 
 
@@ -363,13 +369,16 @@ def build_parser() -> argparse.ArgumentParser:
                     "some rows; the rows they do not know act as natural noise.")
     parser.add_argument("--version", action="version", version=f"ppk {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    d = sub.add_parser("delta", help="the privacy curve delta(eps) of a noisy count",
+    d = sub.add_parser("delta", aliases=["curve"], help="the privacy curve delta(eps) of a noisy count",
                        description="Exact delta(eps) of count + N(0, sigma^2) when the attacker knows --known of "
                                    "--n rows and the others are Bernoulli(--p). delta_upper is the certified "
                                    "upper bound that calibration uses.")
     _add_query_args(d, sigma=True)
     d.add_argument("--eps", type=float, nargs="+", default=[0.0, 0.01, 0.05, 0.1, 0.5, 1.0],
                    help="epsilon values (default %(default)s)")
+    d.add_argument("--plot", metavar="FILE", default=None,
+                   help="also draw delta(eps) from 0 to the largest --eps, with the DP curve of the same noise, "
+                        "into FILE (PNG; needs matplotlib)")
     d.set_defaults(func=_cmd_delta)
 
     c = sub.add_parser("calibrate", help="least Gaussian noise for (eps, delta)-PPK-DP (Algorithm 1), vs DP",
