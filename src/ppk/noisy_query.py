@@ -29,12 +29,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable, overload
+from typing import Callable
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _kernels
+from ._curve import PrivacyCurve
 from ._search import log_target, smallest_feasible
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
@@ -424,7 +425,7 @@ class Calibration:
     reason: str             #: "natural noise alone suffices" or "search"
 
 
-class NoisyQuery:
+class NoisyQuery(PrivacyCurve):
     """The privacy curve of a release whose unknown rows are natural noise.
 
     Parameters
@@ -571,42 +572,6 @@ class NoisyQuery:
         shape = np.shape(eps)
         return (np.array([r.log_delta for r in res]).reshape(shape),
                 np.array([r.log_upper for r in res]).reshape(shape), scalar)
-
-    @overload
-    def log_delta(self, eps: float) -> float: ...
-    @overload
-    def log_delta(self, eps: npt.ArrayLike) -> FloatArray: ...
-    def log_delta(self, eps: npt.ArrayLike) -> float | FloatArray:
-        """Natural log of delta(eps) (the best estimate; finite far below 1e-308)."""
-        log_d, _, scalar = self._curve(eps)
-        return float(log_d) if scalar else log_d
-
-    @overload
-    def delta(self, eps: float) -> float: ...
-    @overload
-    def delta(self, eps: npt.ArrayLike) -> FloatArray: ...
-    def delta(self, eps: npt.ArrayLike) -> float | FloatArray:
-        """delta(eps) as a float."""
-        log_d, _, scalar = self._curve(eps)
-        return float(np.exp(log_d)) if scalar else np.exp(log_d)
-
-    @overload
-    def log_delta_upper(self, eps: float) -> float: ...
-    @overload
-    def log_delta_upper(self, eps: npt.ArrayLike) -> FloatArray: ...
-    def log_delta_upper(self, eps: npt.ArrayLike) -> float | FloatArray:
-        """Natural log of :meth:`delta_upper`."""
-        _, log_u, scalar = self._curve(eps)
-        return float(log_u) if scalar else log_u
-
-    @overload
-    def delta_upper(self, eps: float) -> float: ...
-    @overload
-    def delta_upper(self, eps: npt.ArrayLike) -> FloatArray: ...
-    def delta_upper(self, eps: npt.ArrayLike) -> float | FloatArray:
-        """A certified upper bound on delta(eps): rounding, left-out mass and root brackets included."""
-        _, log_u, scalar = self._curve(eps)
-        return float(np.exp(log_u)) if scalar else np.exp(log_u)
 
     def epsilon(self, delta: float, *, rtol: float = 1e-10) -> float:
         """Smallest eps with ``delta_upper(eps) <= delta`` (rounded up; ``inf`` if no eps up to 1e4)."""
