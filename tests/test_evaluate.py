@@ -55,3 +55,32 @@ def test_cli_without_figures(tmp_path, capsys):
 def test_quick_grid_is_the_documented_size():
     assert len(evaluation.grid_points("quick")) == 81
     assert len(evaluation.grid_points("thesis")) == 560
+
+
+def test_ctrl_c_stops_the_sweep_keeps_the_points_done_and_leaves_no_worker(tmp_path):
+    import os
+    import re
+    import signal
+    import subprocess
+    import sys
+    import time
+    # a terminal's Ctrl-C: SIGINT to the whole process group, with Python's handler in place (a shell
+    # starts background jobs with SIGINT ignored, so the child restores the default first)
+    with subprocess.Popen([sys.executable, "-m", "ppk", "evaluate", "--grid", "quick", "--out", str(tmp_path),
+                           "--no-figures"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          start_new_session=True,
+                          preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL)) as proc:
+        first = proc.stderr.readline()          # the first progress line: a point is done
+        assert "1/81 points" in first
+        time.sleep(2)                           # a few more
+        os.killpg(proc.pid, signal.SIGINT)
+        start = time.monotonic()
+        _, err = proc.communicate(timeout=60)
+        assert time.monotonic() - start < 5
+    assert proc.returncode == 130
+    done = int(re.search(r"interrupted: (\d+) of 81 points", err).group(1))
+    assert 1 <= done < 81
+    with open(tmp_path / "evaluation.csv") as fh:
+        assert sum(1 for _ in fh) == done + 1         # the header and every finished point
+    with pytest.raises(ProcessLookupError):             # no worker process left behind
+        os.killpg(proc.pid, 0)

@@ -6,6 +6,7 @@ import argparse
 import math
 import os
 import re
+import signal
 import sys
 import warnings
 
@@ -264,10 +265,20 @@ def _cmd_release(args: argparse.Namespace) -> int:
     return 0
 
 
+def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
 def _cmd_evaluate(args: argparse.Namespace) -> int:
-    from .evaluation import evaluate
-    rows = evaluate(grid=args.grid, out_dir=args.out, jobs=args.jobs, seed=args.seed, figures=not args.no_figures,
-                    progress=not args.quiet)
+    from .evaluation import SweepInterrupted, evaluate
+    signal.signal(signal.SIGTERM, _raise_keyboard_interrupt)     # `kill` stops the sweep as Ctrl-C does
+    try:
+        rows = evaluate(grid=args.grid, out_dir=args.out, jobs=args.jobs, seed=args.seed,
+                        figures=not args.no_figures, progress=not args.quiet)
+    except SweepInterrupted as stop:
+        print(f"\ninterrupted: {len(stop.rows)} of {stop.total} points were done and are in "
+              f"{args.out}/evaluation.csv; the worker processes have ended", file=sys.stderr)
+        return 130
     print(f"{len(rows)} grid points -> {args.out}/evaluation.csv; summary in {args.out}/summary.md")
     with open(f"{args.out}/summary.md") as fh:
         print(fh.read())

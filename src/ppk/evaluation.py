@@ -13,10 +13,11 @@ from __future__ import annotations
 import csv
 import math
 import os
+import signal
 import sys
 import time
 import warnings
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from itertools import product
 from typing import Any
@@ -28,7 +29,8 @@ from .algorithm1 import alg1
 from .algorithm2 import alg2
 from .baselines import analytic_gaussian_sigma, classic_gaussian_sigma, sufficient_gaussian_sigma
 
-__all__ = ["GRIDS", "GridPoint", "grid_points", "evaluate_point", "run_sweep", "write_csv", "COLUMNS"]
+__all__ = ["GRIDS", "GridPoint", "grid_points", "evaluate_point", "run_sweep", "write_csv", "COLUMNS",
+           "SweepInterrupted"]
 
 COLUMNS = ["n", "known_fraction", "p", "eps", "delta", "sigma_ppk", "sigma_alg2", "sigma_analytic",
            "sigma_cor32", "sigma_classic", "gain", "seconds"]
@@ -115,22 +117,63 @@ class _Progress:
             print(text, file=sys.stderr, flush=True)
 
 
+class SweepInterrupted(KeyboardInterrupt):
+    """Ctrl-C (or SIGTERM) during a sweep; ``rows`` holds the points finished before it, in grid order."""
+
+    def __init__(self, rows: list[dict], total: int):
+        super().__init__(f"interrupted after {len(rows)} of {total} points")
+        self.rows, self.total = rows, total
+
+
+def _ignore_interrupts() -> None:
+    # worker processes: Ctrl-C reaches the whole process group, but only the parent decides what stops
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel what has not started and end the workers now (they would otherwise finish their points)."""
+    procs = list((getattr(pool, "_processes", None) or {}).values())   # no public API ends a running worker
+    pool.shutdown(wait=False, cancel_futures=True)
+    for proc in procs:
+        proc.terminate()
+    for proc in procs:
+        proc.join(timeout=5)
+
+
 def run_sweep(points: list[GridPoint], *, executor: Executor | None = None, jobs: int | None = None,
               progress: bool = True) -> list[dict]:
-    """Evaluate every point; rows come back in grid order whatever the executor does."""
+    """Evaluate every point; rows come back in grid order whatever the executor does.
+
+    On Ctrl-C (KeyboardInterrupt) the pending points are cancelled, the pool's workers end, and
+    :class:`SweepInterrupted` carries the rows already finished.
+    """
     own = executor is None
-    pool: Executor = ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1) if executor is None else executor
+    pool: Executor = (ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1, initializer=_ignore_interrupts)
+                      if executor is None else executor)
     bar = _Progress(len(points), progress)
+    rows: list[dict | None] = [None] * len(points)
+    futures: list[Any] = []
     try:
         futures = [pool.submit(evaluate_point, p) for p in points]
-        rows: list[dict | None] = [None] * len(points)
-        pending = dict(zip(futures, range(len(points))))
-        for fut in as_completed(futures):
-            rows[pending[fut]] = fut.result()
-            bar.step()
-    finally:
+        index = dict(zip(futures, range(len(points))))
+        pending = set(futures)
+        while pending:   # wake twice a second, so that Ctrl-C and SIGTERM are handled at once
+            done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
+            for fut in done:
+                rows[index[fut]] = fut.result()
+                bar.step()
+    except KeyboardInterrupt:
+        for fut in futures:
+            fut.cancel()
+        if own and isinstance(pool, ProcessPoolExecutor):
+            _stop_workers(pool)
+        raise SweepInterrupted([r for r in rows if r is not None], len(points)) from None
+    except BaseException:
         if own:
-            pool.shutdown()
+            pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    if own:
+        pool.shutdown()
     return [r for r in rows if r is not None]
 
 
@@ -156,7 +199,11 @@ def evaluate(*, grid: str | dict = "quick", out_dir: str = "ppk-out", executor: 
     """
     os.makedirs(out_dir, exist_ok=True)
     points = grid_points(grid, seed=seed)
-    rows = run_sweep(points, executor=executor, jobs=jobs, progress=progress)
+    try:
+        rows = run_sweep(points, executor=executor, jobs=jobs, progress=progress)
+    except SweepInterrupted as stop:   # keep what is done: the CSV of the finished points, then stop
+        write_csv(stop.rows, os.path.join(out_dir, "evaluation.csv"))
+        raise
     write_csv(rows, os.path.join(out_dir, "evaluation.csv"))
     drawn: list[tuple[str, str]] = []
     note = ""
