@@ -50,6 +50,8 @@ def test_cli_without_figures(tmp_path, capsys):
     assert main(["evaluate", "--grid", "tiny", "--out", str(tmp_path), "--no-figures", "--quiet", "--jobs", "1"]) == 0
     assert (tmp_path / "evaluation.csv").exists() and not list(tmp_path.glob("*.png"))
     assert "4 grid points" in capsys.readouterr().out
+    summary = (tmp_path / "summary.md").read_text().splitlines()
+    assert summary[-1].startswith("* none were drawn") and "* " not in [line.rstrip() + " " for line in summary]
 
 
 def test_quick_grid_is_the_documented_size():

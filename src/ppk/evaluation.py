@@ -206,7 +206,7 @@ def evaluate(*, grid: str | dict = "quick", out_dir: str = "ppk-out", executor: 
         raise
     write_csv(rows, os.path.join(out_dir, "evaluation.csv"))
     drawn: list[tuple[str, str]] = []
-    note = ""
+    note = "none were drawn (figures=False, or --no-figures on the command line)."
     if figures:
         try:
             import matplotlib  # noqa: F401
