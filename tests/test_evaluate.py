@@ -51,7 +51,14 @@ def test_cli_without_figures(tmp_path, capsys):
     assert (tmp_path / "evaluation.csv").exists() and not list(tmp_path.glob("*.png"))
     assert "4 grid points" in capsys.readouterr().out
     summary = (tmp_path / "summary.md").read_text().splitlines()
-    assert summary[-1].startswith("* none were drawn") and "* " not in [line.rstrip() + " " for line in summary]
+    assert "* none were drawn (figures=False, or --no-figures on the command line)." in summary
+    assert "* " not in [line.rstrip() + " " for line in summary]          # no empty bullet
+    # the results table first, the timing last and only there
+    results, figures, timing = (summary.index(h) for h in ("## Results", "## Figures", "## Timing"))
+    assert results < figures < timing
+    table = [line for line in summary[results:figures] if line.startswith("| ")]
+    assert len(table) == 1 + 4 and table[0].startswith("| n | eps | natural noise alone suffices")
+    assert all("s of computation" not in line for line in summary[:timing])
 
 
 def test_quick_grid_is_the_documented_size():
