@@ -21,8 +21,7 @@ from . import _core
 
 __all__ = ["Curve", "METHODS", "counting_curve", "counting_log_delta_upper", "counting_tail_logs",
            "gaussian_curve", "gaussian_log_delta_upper", "norm_logsf", "binom_logpmf", "hypergeom_logpmf",
-           "convolve", "convolve_longdouble", "log_convolve", "ridge_sensitivities", "ridge_pair_indices",
-           "clear_caches"]
+           "convolve_longdouble", "ridge_sensitivities", "clear_caches"]
 
 FloatArray = npt.NDArray[np.float64]
 
@@ -117,9 +116,6 @@ def hypergeom_logpmf(population: int, successes: int, draws: int) -> Tuple[int, 
     return int(first), logpmf
 
 
-def convolve(a: npt.ArrayLike, b: npt.ArrayLike) -> FloatArray:
-    """Exact direct convolution of two non-negative vectors (long-double compensated sums)."""
-    return _core.convolve(np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64))
 
 
 def convolve_longdouble(a: npt.NDArray[np.longdouble], b: npt.NDArray[np.longdouble]) -> npt.NDArray[np.longdouble]:
@@ -127,9 +123,6 @@ def convolve_longdouble(a: npt.NDArray[np.longdouble], b: npt.NDArray[np.longdou
     return _core.convolve_longdouble(a, b)
 
 
-def log_convolve(log_a: npt.ArrayLike, log_b: npt.ArrayLike) -> FloatArray:
-    """Direct convolution in log space: ``log sum_i exp(log_a[i] + log_b[k - i])``."""
-    return _core.log_convolve(np.asarray(log_a, dtype=np.float64), np.asarray(log_b, dtype=np.float64))
 
 
 def ridge_sensitivities(X: FloatArray, y: FloatArray, *, lam: float, rows: int, pairs: int,
@@ -138,6 +131,3 @@ def ridge_sensitivities(X: FloatArray, y: FloatArray, *, lam: float, rows: int, 
     return _core.ridge_sensitivities(X, y, lam, rows, pairs, seed)
 
 
-def ridge_pair_indices(m: int, *, rows: int, pairs: int, seed: int) -> npt.NDArray[np.int64]:
-    """The row indices :func:`ridge_sensitivities` uses, ``pairs x (rows + 1)``: common rows, then a, b."""
-    return _core.pair_indices(m, rows, pairs, seed).reshape(pairs, rows + 1).astype(np.int64)

@@ -38,6 +38,8 @@ from ._validate import integer, real
 from .algorithm1 import alg1
 from .baselines import analytic_gaussian_sigma
 from .hypergeom import hypergeom_pmf
+from .noise import ADDED_BY_NAME, Binomial, NoNoise, Pmf
+from .noisy_query import NoisyQuery, calibrate
 from .samplers import _discrete_laplace
 from ._typing import RngLike
 
@@ -65,24 +67,18 @@ class _Added:
         """The smallest scale that is (eps, delta)-DP without natural noise (the baseline)."""
         if self.name == "gaussian":
             return analytic_gaussian_sigma(eps=eps, delta=delta)
-        from .noise import Pmf
-        from .noisy_query import calibrate
         return calibrate(natural=Pmf([0.0]), added=self.name, eps=eps, delta=delta).scale
 
     def ppk_scale(self, n: int, known: int, p: float, eps: float, delta: float) -> float:
         """The smallest scale that is (eps, delta)-PPK-DP with Bin(n - known - 1, p) natural noise."""
         if self.name == "gaussian":
             return alg1(n=n, known=known, p=p, eps=eps, delta=delta).sigma
-        from .noise import Binomial
-        from .noisy_query import calibrate
         return calibrate(natural=Binomial(n - known - 1, p), added=self.name, eps=eps, delta=delta).scale
 
     def log_upper(self, N: int, p: float, scale: float, eps: float) -> float:
         """log of the certified upper bound on delta(eps) of the count with natural noise Bin(N, p)."""
         if self.name == "gaussian":
             return _kernels.counting_log_delta_upper(N, p, sigma=scale, eps=eps)
-        from .noise import ADDED_BY_NAME, Binomial, NoNoise
-        from .noisy_query import NoisyQuery
         added = NoNoise() if scale == 0 else ADDED_BY_NAME[self.name](scale)
         return NoisyQuery(natural=Binomial(N, p), added=added).log_delta_upper(eps)
 GRID_POINTS = 65

@@ -85,9 +85,6 @@ class NaturalNoise:
     def window(self, depth: float) -> Window:
         raise NotImplementedError
 
-    def mean(self) -> float:
-        raise NotImplementedError
-
 
 # -------------------------------------------------------------------------------------------------
 # helpers
@@ -248,9 +245,6 @@ class Binomial(NaturalNoise):
     def __repr__(self) -> str:
         return f"Binomial(n={self.n}, p={self.p!r})"
 
-    def mean(self) -> float:
-        return self.n * self.p
-
     def window(self, depth: float) -> Window:
         if self.n == 0 or self.p in (0.0, 1.0):
             return Window(self.n if self.p == 1.0 else 0, np.zeros(1, dtype=LD), -math.inf, True)
@@ -305,9 +299,6 @@ class PoissonBinomial(NaturalNoise):
     def n(self) -> int:
         return sum(c for c, _ in self.groups)
 
-    def mean(self) -> float:
-        return sum(c * p for c, p in self.groups)
-
     def window(self, depth: float) -> Window:
         shift = sum(c for c, p in self.groups if p == 1.0)
         random = [(c, p) for c, p in self.groups if 0.0 < p < 1.0]
@@ -337,9 +328,6 @@ class BetaBinomial(NaturalNoise):
 
     def __repr__(self) -> str:
         return f"BetaBinomial(n={self.n}, a={self.a!r}, b={self.b!r})"
-
-    def mean(self) -> float:
-        return self.n * self.a / (self.a + self.b)
 
     def window(self, depth: float) -> Window:
         log_w = self._log_pmf()
@@ -387,9 +375,6 @@ class BinomialMixture(NaturalNoise):
     def __repr__(self) -> str:
         return f"BinomialMixture(n={self.n}, weights={list(self.weights)!r}, ps={list(self.ps)!r})"
 
-    def mean(self) -> float:
-        return self.n * sum(w * p for w, p in zip(self.weights, self.ps))
-
     def window(self, depth: float) -> Window:
         part_depth = depth + math.log(len(self.ps)) + 5
         parts = [Binomial(self.n, p).window(part_depth) for p in self.ps]
@@ -426,9 +411,6 @@ class RowSum(NaturalNoise):
 
     def __repr__(self) -> str:
         return f"RowSum(row_pmf={self.row_pmf.tolist()!r}, count={self.count})"
-
-    def mean(self) -> float:
-        return self.count * float(np.dot(np.arange(self.row_pmf.size), self.row_pmf))
 
     def window(self, depth: float) -> Window:
         if self.count == 0:
@@ -468,9 +450,6 @@ class Pmf(NaturalNoise):
 
     def __repr__(self) -> str:
         return f"Pmf(<{self.log_pmf.size} values>, offset={self.offset})"
-
-    def mean(self) -> float:
-        return float(np.dot(np.exp(self.log_pmf), np.arange(self.log_pmf.size))) + self.offset
 
     def window(self, depth: float) -> Window:
         return Window(self.offset, self.log_pmf, -math.inf, self.log_concave)

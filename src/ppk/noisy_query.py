@@ -36,6 +36,7 @@ import numpy.typing as npt
 
 from . import _kernels
 from ._curve import PrivacyCurve
+from ._logmath import log1mexp
 from ._search import log_target, smallest_feasible
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
@@ -68,16 +69,9 @@ def _lse(t: np.ndarray) -> float:
     return float(m + np.log(np.exp(t - m).sum()))
 
 
-def _log1mexp(x: float) -> float:
-    """log(1 - e^x) for x <= 0 (-inf at 0)."""
-    if x >= 0:
-        return -math.inf
-    return math.log(-math.expm1(x)) if x > -0.693 else math.log1p(-math.exp(x))
-
-
 def _log_sub(a: float, b: float) -> float:
     """log(e^a - e^b), -inf when b >= a."""
-    return a + _log1mexp(b - a) if b < a else -math.inf
+    return a + float(log1mexp(b - a)) if b < a else -math.inf
 
 
 @dataclass(frozen=True)
@@ -194,8 +188,8 @@ class _Engine:
         s1, s2 = self.noise.log_sf(x1), self.noise.log_sf(x2)
         c1, c2 = self.noise.log_cdf(x1), self.noise.log_cdf(x2)
         with np.errstate(divide="ignore", invalid="ignore"):
-            upper = s1 + np.log(-np.expm1(np.minimum(s2 - s1, 0.0)))      # sf(x1) - sf(x2), upper tail
-            lower = c2 + np.log(-np.expm1(np.minimum(c1 - c2, 0.0)))      # cdf(x2) - cdf(x1), lower tail
+            upper = s1 + log1mexp(s2 - s1)      # sf(x1) - sf(x2), upper tail
+            lower = c2 + log1mexp(c1 - c2)      # cdf(x2) - cdf(x1), lower tail
             middle = np.log1p(-(np.exp(s2) + np.exp(c1)))
         mass = np.where(x1 >= 0, upper, np.where(x2 <= 0, lower, middle))
         return float(_lse(self.lw + mass))
@@ -213,12 +207,8 @@ class _Engine:
         keep = diff > eps - e
         if not np.any(keep):
             return _Result(-math.inf, -math.inf)
-        x = np.minimum(eps - diff[keep], 0.0)
-        with np.errstate(divide="ignore"):
-            term = np.where(x < -0.693, np.log1p(-np.exp(x)), np.log(-np.expm1(x)))
-            est_terms = np.where(diff[keep] > eps, lp[keep] + term, -np.inf)
-            xu = np.minimum(eps - diff[keep] - e[keep], 0.0)
-            up_terms = lp[keep] + e[keep] + np.where(xu < -0.693, np.log1p(-np.exp(xu)), np.log(-np.expm1(xu)))
+        est_terms = np.where(diff[keep] > eps, lp[keep] + log1mexp(eps - diff[keep]), -np.inf)
+        up_terms = lp[keep] + e[keep] + log1mexp(eps - diff[keep] - e[keep])
         return _Result(float(_lse(est_terms)), float(_lse(up_terms)) + 1e-15)
 
     def threshold(self, d: int, eps: float) -> _Result:
@@ -558,7 +548,7 @@ class NoisyQuery(PrivacyCurve):
             caps.append(_kernels.gaussian_log_delta_upper(sigma=self.added.sigma, eps=eps, sensitivity=s))
         elif isinstance(self.added, Laplace):
             x = (eps - s / self.added.scale) / 2
-            caps.append(_log1mexp(x) if x < 0 else -math.inf)
+            caps.append(float(log1mexp(x)))
         if not isinstance(self.added, NoNoise):
             if self._noiseless is None:
                 self._noiseless = NoisyQuery(natural=self.natural, added=NoNoise(), sensitivity=self.sensitivity)
