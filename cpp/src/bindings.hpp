@@ -23,6 +23,7 @@ namespace py = pybind11;
 
 void register_counting(py::module_& m);
 void register_distributions(py::module_& m);
+void register_histogram(py::module_& m);
 void register_risk(py::module_& m);
 
 // A 1-d contiguous double array (copy made by pybind11 if needed).

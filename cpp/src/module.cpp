@@ -7,5 +7,6 @@ PYBIND11_MODULE(_core, m) {
   m.doc() = "ppk C++ kernels (long double, log space). Use the ppk package, not this module.";
   register_counting(m);
   register_distributions(m);
+  register_histogram(m);
   register_risk(m);
 }

@@ -20,7 +20,7 @@ import numpy.typing as npt
 from . import _core
 
 __all__ = ["Curve", "METHODS", "counting_curve", "counting_log_delta_upper", "counting_tail_logs",
-           "gaussian_curve", "gaussian_log_delta_upper", "norm_logsf", "binom_logpmf", "hypergeom_logpmf",
+           "gaussian_curve", "gaussian_log_delta_upper", "mixture_log_delta_bracket", "norm_logsf", "binom_logpmf", "hypergeom_logpmf",
            "convolve_longdouble", "ridge_sensitivities", "clear_caches"]
 
 FloatArray = npt.NDArray[np.float64]
@@ -81,6 +81,21 @@ def counting_tail_logs(n_unknown: int, p: float, *, sigma: float, eps: FloatArra
     tails at ``-eps`` (docs/method.md).  Needs ``sigma > 0`` and natural noise.
     """
     return _noisy_count(n_unknown, p).tail_logs(sigma, np.asarray(eps, dtype=np.float64), mirrored)
+
+
+def mixture_log_delta_bracket(n_unknown: int, s: float, s_rest: float, q: float, q_rest: float, *, sigma: float,
+                              eps: float, rtol: float, max_evaluations: int) -> Tuple[float, float, int]:
+    """Bracket on ``E_M[H_M]``, ``M ~ Bin(n_unknown, s)``, ``H_M`` the one-direction delta(eps) of a count.
+
+    ``H_M = H_{e^eps}(1 + X + Z || X + Z)`` with ``X ~ Bin(M, q)`` and ``Z ~ N(0, sigma^2)`` (sigma in
+    counts); ``s_rest = 1 - s`` and ``q_rest = 1 - q`` are passed exactly.  Returns
+    ``(log_lower, log_upper, evaluations)``: certified logs of the two ends, narrower than ``rtol``
+    relative unless ``max_evaluations`` values of ``M`` were spent first (docs/histograms.md).
+    The values of ``M`` are evaluated in parallel with the GIL released; Ctrl-C interrupts.
+    """
+    lo, up, evaluations = _core.binomial_mixture_delta(n_unknown, s, s_rest, q, q_rest, sigma, eps, rtol,
+                                                       max_evaluations)
+    return float(lo), float(up), int(evaluations)
 
 
 def gaussian_curve(*, sigma: float, eps: npt.ArrayLike, sensitivity: float = 1.0) -> Curve:

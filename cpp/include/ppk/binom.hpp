@@ -71,17 +71,19 @@ inline real log_binom_pmf(real k, real N, real p, real q) {
 // Bin(N, p) log-pmf with a cache over the central window, so that repeated sums
 // near the mode cost one table look-up per term.  Outside the window (deep
 // tails, reached when delta is astronomically small) terms are computed on the
-// fly, so the full support [0, N] is available in O(window) memory.
+// fly, so the full support [0, N] is available in O(window) memory.  A law that is
+// evaluated once (the histogram's mixture over M, ppk/histogram.hpp) skips the cache:
+// building it costs more than one evaluation reads.
 class BinomialLogPmf {
  public:
-  BinomialLogPmf(std::int64_t N, real p, real q) : N_(N), p_(p), q_(q) {
+  BinomialLogPmf(std::int64_t N, real p, real q, bool cache = true) : N_(N), p_(p), q_(q) {
     log_odds_ = log_of_pair(p, q) - log_of_pair(q, p);
     mode_ = std::min<std::int64_t>(N, static_cast<std::int64_t>(std::floor((N + 1) * p)));
     const real sd = std::sqrt(static_cast<real>(N) * p * q);
     const std::int64_t half = std::min<std::int64_t>(
         kMaxCacheHalfWidth, static_cast<std::int64_t>(std::ceil(13 * sd + 40)));
     lo_ = std::max<std::int64_t>(0, mode_ - half);
-    hi_ = std::min<std::int64_t>(N, mode_ + half);
+    hi_ = cache ? std::min<std::int64_t>(N, mode_ + half) : lo_ - 1;
     cache_.resize(static_cast<std::size_t>(hi_ - lo_ + 1));
     for (std::int64_t k = lo_; k <= hi_; ++k) cache_[k - lo_] = compute(k);
   }

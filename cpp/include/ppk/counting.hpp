@@ -140,7 +140,7 @@ struct TailPair {
 
 class NoisyCountDirection {
  public:
-  NoisyCountDirection(std::int64_t N, real p, real q) : w_(N, p, q) {}
+  NoisyCountDirection(std::int64_t N, real p, real q, bool cache_pmf = true) : w_(N, p, q, cache_pmf) {}
 
   const BinomialLogPmf& pmf() const { return w_; }
 

@@ -1,0 +1,53 @@
+// Bindings of the histogram kernel (ppk/histogram.hpp).
+#include <cmath>
+#include <stdexcept>
+#include <vector>
+
+#include "bindings.hpp"
+#include "ppk/histogram.hpp"
+
+namespace {
+
+constexpr std::int64_t kMaxRows = 10000000000LL;   // 1e10: the window over M is O(sqrt(N)) long doubles
+
+}  // namespace
+
+void register_histogram(py::module_& m) {
+  m.def("binomial_mixture_delta",
+        [](std::int64_t N, double s, double sc, double q, double qc, double sigma, double eps, double rtol,
+           std::int64_t max_evaluations) {
+          if (N < 0 || N > kMaxRows) throw std::invalid_argument("N must be in [0, 1e10]");
+          if (!(s >= 0 && sc >= 0 && s + sc > 0.99 && s + sc < 1.01))
+            throw std::invalid_argument("s and sc must be >= 0 and sum to 1");
+          if (!(q >= 0 && qc >= 0 && q + qc > 0.99 && q + qc < 1.01))
+            throw std::invalid_argument("q and qc must be >= 0 and sum to 1");
+          if (!(sigma >= 0) || std::isinf(sigma)) throw std::invalid_argument("sigma must be finite and >= 0");
+          if (!(eps >= 0) || std::isinf(eps)) throw std::invalid_argument("eps must be finite and >= 0");
+          if (!(rtol > 0)) throw std::invalid_argument("rtol must be > 0");
+          if (max_evaluations < 1) throw std::invalid_argument("max_evaluations must be >= 1");
+          const ppk::real lq = q, lqc = qc, lsigma = sigma, leps = eps;
+          auto eval_many = [&](const std::vector<std::int64_t>& ms) {
+            std::vector<ppk::DeltaBounds> out(ms.size());
+            run_interruptible(static_cast<std::int64_t>(ms.size()), [&](std::int64_t i) {
+              out[i] = ppk::count_direction_delta(ms[i], lq, lqc, lsigma, leps);
+            });
+            return out;
+          };
+          ppk::MixtureBounds b;
+          if (N == 0 || s <= 0 || sc <= 0) {   // M is a constant
+            const ppk::DeltaBounds r = eval_many({N == 0 || s <= 0 ? 0 : N})[0];
+            b.log_upper = std::max(r.log_upper, r.log_delta);
+            b.log_lower = std::min<ppk::real>(r.log_delta - 1e-12L, b.log_upper);
+            b.evaluations = 1;
+          } else {
+            ppk::BinomialMixture mixture(N, s, sc);
+            b = mixture.bracket(rtol, max_evaluations, eval_many);
+          }
+          return py::make_tuple(log_to_double(b.log_lower, false), log_to_double(b.log_upper, true),
+                                b.evaluations);
+        },
+        py::arg("N"), py::arg("s"), py::arg("sc"), py::arg("q"), py::arg("qc"), py::arg("sigma"), py::arg("eps"),
+        py::arg("rtol"), py::arg("max_evaluations"),
+        "Bracket (log_lower, log_upper, evaluations) on E_M[H_M], M ~ Bin(N, s), H_M the delta(eps) of "
+        "1 + Bin(M, q) + N(0, sigma^2) against Bin(M, q) + N(0, sigma^2) (one direction).");
+}
