@@ -1,0 +1,296 @@
+"""A noisy histogram under partial background knowledge (docs/histograms.md).
+
+``n`` rows, each in one of ``k`` categories.  The attacker knows ``known`` rows; the other
+``N = n - known - 1`` rows besides the challenge row are i.i.d. categorical with probabilities
+``probs`` (the attacker's belief).  The challenge row is in category ``a`` or ``b``; every bin's count
+is released with independent Gaussian noise of standard deviation ``sigma`` (counts).  The unknown
+rows are natural noise shared by all bins: they cannot be composed as independent releases.
+
+What ppk computes (docs/histograms.md proves each step):
+
+* ``M = X_a + X_b``, the unknown rows in the two bins, is ``Bin(N, pi_a + pi_b)`` under both
+  hypotheses, and given ``M`` the other bins carry no information.  Revealing ``M`` to the attacker
+  can only help them, and then ``(y_a - y_b) / 2`` is a count with natural noise
+  ``Bin(M, pi_a / (pi_a + pi_b))`` and Gaussian noise ``sigma / sqrt(2)``.  So
+  ``delta <= max over ordered pairs E_M[H_M(sigma / sqrt 2)]`` -- with equality at ``sigma = 0``
+  (the attacker learns ``M`` anyway) and when only two categories are possible.
+* That upper end is non-increasing in ``pi_a`` and in ``pi_b`` (more rows in the pair is
+  post-processing), so the worst ordered pairs are the two smallest categories, in both orders.
+* Any single bin is a count with natural noise ``Bin(N, pi_a)``: its delta is a lower end.
+* ``H_M`` is non-increasing in ``M``, so buckets of ``M`` bracket the expectation with certainty
+  (``ppk/histogram.hpp``); the bracket is refined to ``rtol``.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _kernels
+from ._curve import PrivacyCurve
+from ._random import as_source, warn_if_seeded
+from ._search import log_target, smallest_feasible
+from ._typing import FloatArray, RngLike
+from ._validate import integer, real, real_array
+
+__all__ = ["HistogramQuery", "calibrate_histogram", "HistogramCalibration", "release_histogram",
+           "HistogramRelease", "MAX_HISTOGRAM_ROWS", "probabilities"]
+
+#: Largest database a histogram takes: the kernel holds a window of O(sqrt(N)) values of M.
+MAX_HISTOGRAM_ROWS = 10**10
+
+# How many categories give a single-bin lower end: those with the least natural noise.
+_LOWER_CANDIDATES = 3
+
+
+def probabilities(name: str, values: npt.ArrayLike, *, minimum_length: int = 2) -> tuple[float, ...]:
+    """Validated category probabilities: finite, in [0, 1], summing to 1 within 1e-9 (then renormalised)."""
+    flat, scalar = real_array(name, values, minimum=0.0, maximum=1.0)
+    if scalar or flat.size < minimum_length:
+        raise ValueError(f"{name} must list at least {minimum_length} probabilities, got {values!r}")
+    total = math.fsum(flat.tolist())
+    if abs(total - 1.0) > 1e-9:
+        raise ValueError(f"{name} must sum to 1 (one probability per category), got a sum of {total!r}")
+    return tuple(float(x) / total for x in flat)
+
+
+class HistogramQuery(PrivacyCurve):
+    """Every bin of a ``k``-category histogram plus Gaussian noise, against an attacker who knows ``known`` rows.
+
+    :meth:`delta` and :meth:`log_delta` report the certified upper end of the privacy curve (exact
+    at ``sigma = 0`` up to the summation bracket); :meth:`delta_bracket` gives both ends.
+
+    Parameters
+    ----------
+    n : int
+        Rows in the database, ``1 <= n <= 1e10``.
+    known : int
+        Rows the attacker knows, ``0 <= known <= n - 1``.
+    probs : sequence of float
+        The attacker's belief: the probability of each category for an unknown row (sums to 1).
+    sigma : float
+        Standard deviation of the Gaussian noise added to **each** bin, in counts.
+    rtol : float
+        Relative width to which the expectation over ``M`` is summed (default 1e-3).  The bracket
+        is certified whatever its width; a smaller ``rtol`` costs more evaluations.
+    max_evaluations : int
+        Budget of values of ``M`` per ordered pair (default 2000); the bracket is reported as it
+        stands when it is spent.
+
+    Examples
+    --------
+    >>> h = HistogramQuery(n=10_000, known=5_000, probs=[0.5, 0.3, 0.2], sigma=2.0)
+    >>> lower, upper = h.delta_bracket(0.5)
+    >>> bool(0 < lower <= upper < 1e-6)
+    True
+    """
+
+    __slots__ = ("n", "known", "probs", "sigma", "rtol", "max_evaluations")
+
+    def __init__(self, *, n: int, known: int, probs: Sequence[float] | npt.ArrayLike, sigma: float,
+                 rtol: float = 1e-3, max_evaluations: int = 2000):
+        self.n = integer("n", n, minimum=1, maximum=MAX_HISTOGRAM_ROWS)
+        self.known = integer("known", known, minimum=0)
+        if self.known >= self.n:
+            raise ValueError(f"known must be < n (the challenge row is unknown), got known={self.known}, n={self.n}")
+        self.probs = probabilities("probs", probs)
+        self.sigma = real("sigma", sigma, minimum=0.0)
+        self.rtol = real("rtol", rtol, minimum=1e-15, maximum=1.0)
+        self.max_evaluations = integer("max_evaluations", max_evaluations, minimum=2, maximum=10**6)
+
+    def __repr__(self) -> str:
+        return (f"HistogramQuery(n={self.n}, known={self.known}, probs={list(self.probs)!r}, "
+                f"sigma={self.sigma!r})")
+
+    @property
+    def n_unknown(self) -> int:
+        """``N = n - known - 1``: the unknown rows other than the challenge row."""
+        return self.n - self.known - 1
+
+    @property
+    def exact(self) -> bool:
+        """True when the two ends coincide (up to the summation's ``rtol``): ``sigma = 0``, ``N = 0``,
+        or at most two categories possible."""
+        return self.sigma == 0 or self.n_unknown == 0 or sum(p > 0 for p in self.probs) <= 2
+
+    def with_sigma(self, sigma: float) -> "HistogramQuery":
+        """The same histogram with another noise level (counts)."""
+        return HistogramQuery(n=self.n, known=self.known, probs=self.probs, sigma=sigma, rtol=self.rtol,
+                              max_evaluations=self.max_evaluations)
+
+    def worst_pair(self) -> tuple[int, int]:
+        """The indices of the two least likely categories: the ordered pairs that bound delta."""
+        order = sorted(range(len(self.probs)), key=lambda i: self.probs[i])
+        return order[0], order[1]
+
+    # -- the two ends, one eps at a time ----------------------------------------------------
+    def _upper_pairs(self, eps: float) -> tuple[float, float]:
+        """(log lower, log upper) of max over the two worst ordered pairs of E_M[H_M(sigma/sqrt 2)]."""
+        a, b = self.worst_pair()
+        s = self.probs[a] + self.probs[b]
+        rest = math.fsum(p for i, p in enumerate(self.probs) if i not in (a, b))
+        sigma_pair = self.sigma / math.sqrt(2.0)
+        if s == 0:   # both impossible: no natural noise between them
+            q_pairs = [(0.5, 0.5)]
+        else:
+            q_a, q_b = self.probs[a] / s, self.probs[b] / s
+            q_pairs = [(q_a, q_b)] if q_a == q_b else [(q_a, q_b), (q_b, q_a)]
+        lows, ups = [], []
+        for q, q_rest in q_pairs:
+            lo, up, _ = _kernels.mixture_log_delta_bracket(self.n_unknown, s, rest, q, q_rest, sigma=sigma_pair,
+                                                           eps=eps, rtol=self.rtol,
+                                                           max_evaluations=self.max_evaluations)
+            lows.append(lo)
+            ups.append(up)
+        return max(lows), max(ups)
+
+    def _single_bin_lower(self, eps: FloatArray) -> FloatArray:
+        """max over a few single bins of the count's delta: each bin alone is a noisy count."""
+        distinct = sorted({min(p, 1.0 - p) for p in self.probs})[:_LOWER_CANDIDATES]
+        out = np.full(eps.shape, -np.inf)
+        for p in distinct:
+            curve = _kernels.counting_curve(self.n_unknown, p, sigma=self.sigma, eps=eps)
+            out = np.maximum(out, curve.log_delta)
+        return out
+
+    def _log_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
+        flat, scalar = real_array("eps", eps, minimum=0.0)
+        lower = np.empty_like(flat)
+        upper = np.empty_like(flat)
+        for i, e in enumerate(flat):
+            lower[i], upper[i] = self._upper_pairs(float(e))
+        if not self.exact:   # the pair's lower end bounds the upper experiment only
+            lower = self._single_bin_lower(flat)
+        lower = np.minimum(lower, upper)
+        shape = np.shape(eps)
+        return lower.reshape(shape), upper.reshape(shape), scalar
+
+    def _curve(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
+        _, upper, scalar = self._log_bracket(eps)
+        return upper, upper, scalar
+
+    def log_delta_bracket(self, eps: npt.ArrayLike) -> tuple[float | FloatArray, float | FloatArray]:
+        """Natural logs of :meth:`delta_bracket`."""
+        lower, upper, scalar = self._log_bracket(eps)
+        return (float(lower), float(upper)) if scalar else (lower, upper)
+
+    def delta_bracket(self, eps: npt.ArrayLike) -> tuple[float | FloatArray, float | FloatArray]:
+        """``(lower, upper)``: certified ends between which the histogram's delta(eps) lies.
+
+        ``upper`` reveals ``M = X_a + X_b`` to the attacker (exact at ``sigma = 0``); ``lower`` is the
+        best single bin.  Both are certified: rounding and the summation over ``M`` are bounded.
+        """
+        lower, upper, scalar = self._log_bracket(eps)
+        if scalar:
+            return float(np.exp(lower)), float(np.exp(upper))
+        return np.exp(lower), np.exp(upper)
+
+
+@dataclass(frozen=True)
+class HistogramCalibration:
+    """What :func:`calibrate_histogram` found.  Noise scales are standard deviations in counts, per bin."""
+
+    sigma: float            #: the noise to add to every bin (0 when the unknown rows suffice)
+    sigma_lower: float      #: sigma - this is the width of the final bracket: the least sigma is above it
+    sigma_dp: float         #: plain DP: the analytic Gaussian with sensitivity sqrt(2) (no natural noise)
+    delta_achieved: float   #: certified upper end of delta(eps) at sigma (<= the target)
+    evaluations: int
+    query: HistogramQuery   #: the calibrated histogram
+
+    @property
+    def noise_saved(self) -> float:
+        """1 - sigma / sigma_dp: the fraction of plain DP's noise the natural noise makes unnecessary."""
+        return 1.0 - self.sigma / self.sigma_dp
+
+
+def calibrate_histogram(*, n: int, known: int, probs: Sequence[float] | npt.ArrayLike, eps: float, delta: float,
+                        rtol: float = 1e-6, summation_rtol: float = 1e-3) -> HistogramCalibration:
+    """The smallest per-bin Gaussian sigma whose certified upper delta(eps) is <= ``delta``.
+
+    The search (regula falsi on log delta against sigma^2, safeguarded by bisection) runs between 0
+    and plain DP's sigma for sensitivity sqrt(2), which is always private: every ``H_M`` is at most
+    the Gaussian mechanism's delta.  The returned sigma was evaluated and found private.
+
+    Parameters
+    ----------
+    n, known, probs :
+        As in :class:`HistogramQuery`.
+    eps, delta : float
+        The target, ``eps > 0``, ``0 < delta < 1``.
+    rtol : float
+        Relative width of the final bracket on sigma.
+    summation_rtol : float
+        ``rtol`` of each evaluation's summation over ``M`` (a wider one is cheaper and slightly
+        more pessimistic, never less private).
+    """
+    base = HistogramQuery(n=n, known=known, probs=probs, sigma=0.0, rtol=summation_rtol)
+    eps = real("eps", eps, minimum=0.0, min_inclusive=False)
+    delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
+    rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
+    target = log_target(delta)
+    from .baselines import analytic_gaussian_sigma
+    sigma_dp = analytic_gaussian_sigma(eps=eps, delta=delta, sensitivity=math.sqrt(2.0))
+    cache: dict[float, float] = {}
+
+    def excess(sigma: float) -> float:
+        if sigma not in cache:
+            cache[sigma] = max(base.with_sigma(sigma)._upper_pairs(eps)[1] - target, -1e3)
+        return cache[sigma]
+
+    def result(sigma: float, lower: float) -> HistogramCalibration:
+        return HistogramCalibration(sigma=sigma, sigma_lower=lower, sigma_dp=sigma_dp,
+                                    delta_achieved=math.exp(excess(sigma) + target), evaluations=len(cache),
+                                    query=base.with_sigma(sigma))
+
+    if excess(0.0) <= 0:
+        return result(0.0, 0.0)
+    hi = sigma_dp
+    while excess(hi) > 0:   # feasible in exact arithmetic; absorb the rounding of the two bounds
+        hi *= 1 + 1e-9
+
+    def width_in_v(v_hi: float) -> float:
+        return rtol * v_hi   # sigma's relative width rtol/2 in v = sigma^2
+
+    found = smallest_feasible(lambda v: excess(math.sqrt(v)), 0.0, hi * hi, f_lo=excess(0.0), f_hi=excess(hi),
+                              tolerance=width_in_v)
+    sigma = math.sqrt(found.x)
+    while excess(sigma) > 0:   # sqrt(v)^2 may round below v: step up to a sigma evaluated feasible
+        sigma = math.nextafter(sigma, math.inf)
+    return result(sigma, math.sqrt(found.lower))
+
+
+@dataclass(frozen=True)
+class HistogramRelease:
+    """A released histogram: ``counts[i] + round(sigma Z_i)`` per bin, and how sigma was chosen."""
+
+    values: tuple[int, ...]             #: the noisy counts to publish, one per category
+    calibration: HistogramCalibration   #: public: sigma, the certified delta, plain DP's sigma
+    insecure_for_testing: bool          #: seeded randomness: reproducible, NOT private
+
+
+def release_histogram(*, counts: Sequence[int], known: int, probs: Sequence[float] | npt.ArrayLike, eps: float,
+                      delta: float, rng: RngLike = None) -> HistogramRelease:
+    """Release every bin's count plus exactly sampled rounded Gaussian noise, sigma from :func:`calibrate_histogram`.
+
+    ``counts`` are the true counts per category (their sum is ``n``, which is public).  The noise is
+    drawn by the exact integer sampler :func:`ppk.samplers.rounded_gaussian` from a cryptographically
+    secure source unless ``rng`` is given (then it warns and marks the result as not private).
+    Rounding each bin is post-processing, so the calibrated (eps, delta) holds for the integers released.
+    """
+    from .samplers import rounded_gaussian
+    values = [integer(f"counts[{i}]", c, minimum=0) for i, c in enumerate(counts)]
+    probs_t = probabilities("probs", probs)
+    if len(values) != len(probs_t):
+        raise ValueError(f"counts and probs must have one entry per category, got {len(values)} counts and "
+                         f"{len(probs_t)} probabilities")
+    n = sum(values)
+    if n < 1:
+        raise ValueError("counts must hold at least one row")
+    cal = calibrate_histogram(n=n, known=known, probs=probs_t, eps=eps, delta=delta)
+    source = as_source(rng)
+    warn_if_seeded(source, "release_histogram")
+    noisy = tuple(c + (rounded_gaussian(cal.sigma, rng=source) if cal.sigma > 0 else 0) for c in values)
+    return HistogramRelease(values=noisy, calibration=cal, insecure_for_testing=not source.secure)
