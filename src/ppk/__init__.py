@@ -3,7 +3,8 @@
 The attacker knows only some rows of the database; the rows they do not know act as natural
 noise.  ppk computes the exact privacy curve of a noisy count under this model
 (:class:`CountingQuery`; any natural and added noise: :class:`NoisyQuery` with the laws of
-:mod:`ppk.noise`), the noise it needs (:func:`alg1`, :func:`alg2`, :func:`calibrate`), a secure release
+:mod:`ppk.noise`; histograms and overlapping counts with shared natural noise: :class:`HistogramQuery`,
+:class:`OverlappingCounts`), the noise it needs (:func:`alg1`, :func:`alg2`, :func:`calibrate`), a secure release
 (:func:`release`) and privacy-loss distributions for composition
 (:class:`PrivacyLossDistribution`).
 
@@ -20,8 +21,10 @@ from ._random import InsecureRandomnessWarning
 from .algorithm1 import Alg1Result, alg1
 from .algorithm2 import Alg2Result, PrivateDraws, alg2
 from .counting import MAX_ROWS, CountingQuery
+from .histogram import HistogramQuery, calibrate_histogram, release_histogram
 from .hypergeom import hypergeom_pmf
 from .noisy_query import Calibration, NoisyQuery, calibrate
+from .overlapping import ExposureWarning, OverlappingCounts
 from .plotting import plot_privacy_curve
 from .pld import PrivacyLossDistribution
 from .release import Release, release
@@ -39,7 +42,8 @@ _MOVED = ("dp", "pk", "sp", "risk", "sensitivity", "risk_figures")
 
 __all__ = ["CountingQuery", "MAX_ROWS", "hypergeom_pmf", "alg1", "Alg1Result", "alg2", "Alg2Result",
            "release", "Release", "PrivateDraws", "InsecureRandomnessWarning", "PrivacyLossDistribution",
-           "NoisyQuery", "calibrate", "Calibration", "plot_privacy_curve", "noise", "baselines", "samplers", "related", "__version__"]
+           "NoisyQuery", "calibrate", "Calibration", "HistogramQuery", "calibrate_histogram", "release_histogram",
+           "OverlappingCounts", "ExposureWarning", "plot_privacy_curve", "noise", "baselines", "samplers", "related", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

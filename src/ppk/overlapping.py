@@ -1,0 +1,318 @@
+"""Several noisy counts over overlapping groups of the same rows (docs/histograms.md, "Overlapping counts").
+
+``k`` counting queries over subsets of binary rows, query ``j`` released with Gaussian noise
+``sigmas[j]`` (counts).  The unknown rows are split into *atoms* by which queries contain them: an
+atom is a membership pattern (a tuple of query indices) and the number of unknown rows with that
+pattern (the challenge row is one of them).  The unknown rows are shared natural noise: composing
+the k releases as independent would under-report delta (two counts that differ by one row reveal it).
+
+For a challenge row in atom ``t`` (docs/histograms.md proves both ends):
+
+* **upper end** -- reveal every other atom's count.  What is left is one count with natural noise
+  ``Bin(|A_t| - 1, p)`` observed through the queries in ``t``; their precision-weighted mean is
+  sufficient, so it is one count with noise ``(sum_{j in t} sigma_j^-2)^(-1/2)``;
+* **lower end** -- any combination of the released counts that counts every atom 0 or 1 times is a
+  post-processing the attacker can compute: a single count over those atoms.  ppk tries the queries
+  of ``t`` pooled by identical row sets (k releases of one count) and, for ``k <= 8``, every
+  combination with coefficients -1, 0, 1 (differencing).
+
+delta is the maximum over the atoms.  Both ends coincide for k releases of one count and for disjoint
+groups.  Each end is a noisy count (:class:`ppk.CountingQuery`), non-increasing in its rows and in its
+noise (an extra row or extra noise is post-processing), so only the least-noisy candidates are evaluated.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Iterable, Mapping, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _kernels
+from ._curve import PrivacyCurve
+from ._typing import FloatArray
+from ._validate import integer, real, real_array
+from .algorithm1 import alg1
+
+__all__ = ["OverlappingCounts", "OverlappingCalibration", "ExposureWarning"]
+
+#: Largest number of queries for which every -1/0/1 combination is tried for the lower end (3^k).
+MAX_QUERIES_FOR_COMBINATIONS = 8
+
+Pattern = tuple[int, ...]
+
+
+class ExposureWarning(UserWarning):
+    """A release reveals a row exactly: some combination of noiseless counts isolates it (delta = 1)."""
+
+
+def _pareto(cands: Iterable[tuple[int, float]]) -> list[tuple[int, float]]:
+    """The (rows, sigma) pairs not dominated by another with no more rows and no more noise."""
+    out: list[tuple[int, float]] = []
+    for n, s in sorted(set(cands)):
+        if not out or s < out[-1][1]:
+            out.append((n, s))
+    return out
+
+
+def _pooled_sigma(sigmas: Iterable[float]) -> float:
+    """(sum sigma_j^-2)^(-1/2): the noise of the precision-weighted mean (0 if one release is noiseless)."""
+    s = list(sigmas)
+    if any(x == 0 for x in s):
+        return 0.0
+    return 1.0 / math.sqrt(math.fsum(1.0 / (x * x) for x in s))
+
+
+class OverlappingCounts(PrivacyCurve):
+    """k noisy counts over overlapping groups of rows with shared natural noise; delta bracketed.
+
+    :meth:`delta` and :meth:`log_delta` report the certified upper end; :meth:`delta_bracket` gives
+    both ends and :meth:`worst_atom` the membership pattern that attains the upper end.
+
+    Parameters
+    ----------
+    atoms : mapping of tuple of int to int
+        Membership pattern (the indices of the queries that contain the rows) -> number of unknown
+        rows with that pattern, the challenge row among them.  Rows in no query may be listed under
+        ``()``; they cannot be exposed.
+    p : float
+        Probability that an unknown row is 1.
+    sigmas : sequence of float
+        Standard deviation of the Gaussian noise of each query, in counts (0: released exactly).
+
+    Examples
+    --------
+    >>> o = OverlappingCounts(atoms={(0,): 5000, (0, 1): 2000, (1,): 3000}, p=0.3, sigmas=[2.0, 3.0])
+    >>> lower, upper = o.delta_bracket(0.1)
+    >>> bool(lower <= upper < 1e-3), o.worst_atom(0.1)
+    (True, (0, 1))
+    """
+
+    __slots__ = ("atoms", "p", "sigmas", "_upper", "_lower")
+
+    def __init__(self, *, atoms: Mapping[Sequence[int], int], p: float, sigmas: Sequence[float] | npt.ArrayLike):
+        flat, scalar = real_array("sigmas", sigmas, minimum=0.0)
+        if scalar or flat.size == 0:
+            raise ValueError(f"sigmas must list one noise level per query, got {sigmas!r}")
+        self.sigmas: tuple[float, ...] = tuple(float(x) for x in flat)
+        self.p = real("p", p, minimum=0.0, maximum=1.0)
+        self.atoms: dict[Pattern, int] = self._validated_atoms(atoms, len(self.sigmas))
+        self._upper, self._lower = self._candidates()
+        exposed = self.exposed_atoms
+        if exposed:
+            warnings.warn(f"the counts reveal a row exactly (delta = 1 at every eps): atoms {exposed} can be "
+                          "isolated by a combination of noiseless counts; add noise to those queries",
+                          ExposureWarning, stacklevel=2)
+
+    @staticmethod
+    def _validated_atoms(atoms: Mapping[Sequence[int], int], k: int) -> dict[Pattern, int]:
+        if not isinstance(atoms, Mapping):
+            raise TypeError(f"atoms must be a mapping from membership pattern to row count, got "
+                            f"{type(atoms).__name__}")
+        out: dict[Pattern, int] = {}
+        for key, size in atoms.items():
+            members = (key,) if isinstance(key, (int, np.integer)) else tuple(key)
+            pattern = tuple(sorted(integer("atoms pattern entry", j, minimum=0, maximum=k - 1) for j in members))
+            if len(set(pattern)) != len(pattern):
+                raise ValueError(f"atoms pattern {key!r} names a query twice")
+            if pattern in out:
+                raise ValueError(f"atoms lists the pattern {pattern} twice")
+            out[pattern] = integer(f"atoms[{pattern}]", size, minimum=0)
+        if not any(size > 0 and pattern for pattern, size in out.items()):
+            raise ValueError("atoms must hold at least one unknown row in some query")
+        return out
+
+    @classmethod
+    def from_membership(cls, matrix: npt.ArrayLike, *, known_rows: Sequence[int] | npt.ArrayLike = (),
+                        p: float, sigmas: Sequence[float] | npt.ArrayLike) -> "OverlappingCounts":
+        """Atoms from a boolean membership matrix (rows x queries) and the rows the attacker knows.
+
+        ``known_rows`` is a sequence of row indices or a boolean mask over the rows.
+        """
+        m = np.asarray(matrix)
+        if m.ndim != 2:
+            raise ValueError(f"matrix must be 2-d (rows x queries), got shape {m.shape}")
+        if m.dtype != bool:
+            if m.dtype.kind not in "iuf":
+                raise TypeError(f"matrix must be boolean (True where a row is in a query) or 0/1, got dtype {m.dtype}")
+            bad = np.argwhere((m != 0) & (m != 1))
+            if len(bad):
+                row, col = (int(x) for x in bad[0])
+                raise ValueError(f"matrix must be boolean (True where a row is in a query) or 0/1, got "
+                                 f"{m[row, col].item()!r} at row {row}, query {col}")
+            m = m.astype(bool)
+        rows, k = m.shape
+        known = np.asarray(known_rows)
+        mask = np.zeros(rows, dtype=bool)
+        if known.dtype == bool:
+            if known.shape != (rows,):
+                raise ValueError(f"known_rows as a mask must have one entry per row ({rows}), got shape {known.shape}")
+            mask = known.copy()
+        elif known.size:
+            if known.dtype.kind not in "iu" or known.ndim != 1:
+                raise TypeError("known_rows must be row indices (integers) or a boolean mask")
+            if known.min() < 0 or known.max() >= rows:
+                raise ValueError(f"known_rows must be row indices in [0, {rows - 1}], got {int(known.min())} .. "
+                                 f"{int(known.max())}")
+            mask[known] = True
+        unknown = m[~mask]
+        if unknown.shape[0] == 0:
+            raise ValueError("every row is known: there is no challenge row")
+        patterns, counts = np.unique(unknown, axis=0, return_counts=True)
+        atoms = {tuple(int(j) for j in np.flatnonzero(row)): int(c) for row, c in zip(patterns, counts)}
+        if len(np.atleast_1d(np.asarray(sigmas, dtype=float))) != k:
+            raise ValueError(f"sigmas must have one entry per query (matrix has {k} columns)")
+        return cls(atoms=atoms, p=p, sigmas=sigmas)
+
+    def __repr__(self) -> str:
+        return f"OverlappingCounts(atoms={self.atoms!r}, p={self.p!r}, sigmas={list(self.sigmas)!r})"
+
+    # -- candidates ----------------------------------------------------------------------------
+    def _rows_in(self, query: int) -> int:
+        return sum(size for pattern, size in self.atoms.items() if query in pattern)
+
+    def _candidates(self) -> tuple[dict[Pattern, tuple[int, float]], dict[Pattern, list[tuple[int, float]]]]:
+        """Per atom: the upper end's (rows, sigma) and the lower end's Pareto candidates."""
+        live = [pat for pat, size in self.atoms.items() if size > 0 and pat]
+        upper = {t: (self.atoms[t] - 1, _pooled_sigma(self.sigmas[j] for j in t)) for t in live}
+        support = {j: frozenset(u for u in live if j in u) for j in range(len(self.sigmas))}
+        combos = self._combinations(live)
+        lower: dict[Pattern, list[tuple[int, float]]] = {}
+        for t in live:
+            cands = []
+            groups: dict[frozenset, list[int]] = {}
+            for j in t:
+                groups.setdefault(support[j], []).append(j)
+            for rows_of, members in groups.items():
+                cands.append((sum(self.atoms[u] for u in rows_of) - 1, _pooled_sigma(self.sigmas[j] for j in members)))
+            cands.extend(combos.get(t, []))
+            lower[t] = _pareto(cands)
+        return upper, lower
+
+    def _combinations(self, live: list[Pattern]) -> dict[Pattern, list[tuple[int, float]]]:
+        """Every -1/0/1 combination of the queries that counts each atom 0 or 1 times, by the atom it
+        isolates a challenge row in (k <= 8)."""
+        k = len(self.sigmas)
+        out: dict[Pattern, list[tuple[int, float]]] = {}
+        if k > MAX_QUERIES_FOR_COMBINATIONS:
+            return out
+        member = np.array([[j in u for j in range(k)] for u in live], dtype=np.int64)   # atoms x queries
+        sizes = np.array([self.atoms[u] for u in live], dtype=np.int64)
+        var = np.array(self.sigmas) ** 2
+        for c in itertools.product((-1, 0, 1), repeat=k):
+            coef = member @ np.array(c)
+            if not np.all((coef == 0) | (coef == 1)) or not coef.any():
+                continue
+            rows = int(sizes[coef == 1].sum())
+            sigma = math.sqrt(math.fsum(v for v, cj in zip(var, c) if cj))
+            for i in np.flatnonzero(coef == 1):
+                out.setdefault(live[i], []).append((rows - 1, sigma))
+        return out
+
+    @property
+    def exposed_atoms(self) -> list[Pattern]:
+        """Atoms whose rows some combination of noiseless counts reveals exactly (delta = 1)."""
+        no_natural = self.p in (0.0, 1.0)
+        return sorted(t for t, cands in self._lower.items()
+                      if any(s == 0 and (n == 0 or no_natural) for n, s in cands))
+
+    # -- the curve -----------------------------------------------------------------------------
+    def _count_log_delta(self, rows: int, sigma: float, eps: FloatArray) -> tuple[FloatArray, FloatArray]:
+        curve = _kernels.counting_curve(rows, self.p, sigma=sigma, eps=eps)
+        return curve.log_delta, curve.log_delta_upper
+
+    def _by_atom(self, eps: FloatArray) -> tuple[dict[Pattern, FloatArray], dict[Pattern, FloatArray]]:
+        cache: dict[tuple[int, float], tuple[FloatArray, FloatArray]] = {}
+
+        def count(c: tuple[int, float]) -> tuple[FloatArray, FloatArray]:
+            if c not in cache:
+                cache[c] = self._count_log_delta(c[0], c[1], eps)
+            return cache[c]
+
+        worst_upper = set(_pareto(self._upper.values()))
+        upper = {t: count(c)[1] for t, c in self._upper.items() if c in worst_upper}
+        worst_lower = set(_pareto(c for cands in self._lower.values() for c in cands))
+        lower = {t: np.max([count(c)[0] for c in cands if c in worst_lower], axis=0)
+                 for t, cands in self._lower.items() if any(c in worst_lower for c in cands)}
+        return lower, upper
+
+    def _log_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
+        flat, scalar = real_array("eps", eps, minimum=0.0)
+        lower, upper = self._by_atom(flat)
+        lo = np.max(list(lower.values()), axis=0)
+        up = np.max(list(upper.values()), axis=0)
+        shape = np.shape(eps)
+        return np.minimum(lo, up).reshape(shape), up.reshape(shape), scalar
+
+    def _curve(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
+        _, up, scalar = self._log_bracket(eps)
+        return up, up, scalar
+
+    def delta_bracket(self, eps: npt.ArrayLike) -> tuple[float | FloatArray, float | FloatArray]:
+        """``(lower, upper)``: certified ends between which delta(eps) lies (see the module docstring)."""
+        lo, up, scalar = self._log_bracket(eps)
+        if scalar:
+            return float(np.exp(lo)), float(np.exp(up))
+        return np.exp(lo), np.exp(up)
+
+    def worst_atom(self, eps: float) -> Pattern:
+        """The membership pattern whose challenge row attains the upper end at ``eps``."""
+        e = real("eps", eps, minimum=0.0)
+        _, upper = self._by_atom(np.array([e]))
+        return max(upper, key=lambda t: (float(upper[t][0]), t))
+
+    @property
+    def exact(self) -> bool:
+        """True when the two ends coincide at every eps (k releases of one count, disjoint groups, ...):
+        every atom has a lower candidate with no more rows and no more noise than its upper end."""
+        return all(any(n <= up[0] and s <= up[1] for n, s in self._lower[t]) for t, up in self._upper.items())
+
+    # -- calibration ---------------------------------------------------------------------------
+    def with_sigmas(self, sigmas: Sequence[float] | npt.ArrayLike) -> "OverlappingCounts":
+        """The same groups with other noise levels."""
+        return OverlappingCounts(atoms=self.atoms, p=self.p, sigmas=sigmas)
+
+    def calibrate(self, *, eps: float, delta: float, ratios: Sequence[float] | npt.ArrayLike | None = None,
+                  rtol: float = 1e-10) -> "OverlappingCalibration":
+        """The smallest common scale ``c`` with ``sigmas = c * ratios`` whose certified upper delta(eps) <= delta.
+
+        The upper end is the maximum over atoms of a count with ``|A_t| - 1`` rows and noise
+        ``c * r_t``, ``r_t = (sum_{j in t} ratios_j^-2)^(-1/2)``.  Algorithm 1 gives each atom's least
+        noise ``sigma_t``; ``c = max_t sigma_t / r_t`` meets every atom and no smaller ``c`` meets the
+        worst one.  The result is evaluated again and found private.
+
+        ``ratios`` (default all 1) fixes the relative noise of the queries.
+        """
+        eps = real("eps", eps, minimum=0.0, min_inclusive=False)
+        delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
+        if ratios is None:
+            r = np.ones(len(self.sigmas))
+        else:
+            r, scalar = real_array("ratios", ratios, minimum=0.0, min_inclusive=False)
+            if scalar or r.size != len(self.sigmas):
+                raise ValueError(f"ratios must have one entry per query ({len(self.sigmas)}), got {ratios!r}")
+        live = {t: (n, _pooled_sigma(r[j] for j in t)) for t, (n, _) in self._upper.items()}
+        scale = 0.0
+        for n, r_t in _pareto(live.values()):
+            need = alg1(n=n + 1, known=0, p=self.p, eps=eps, delta=delta, rtol=rtol).sigma
+            scale = max(scale, need / r_t)
+        for _ in range(64):   # the pooled noise c r_t may round below the sigma Algorithm 1 certified
+            out = self.with_sigmas(scale * r)
+            achieved = float(np.exp(out._log_bracket(eps)[1]))
+            if achieved <= delta:
+                return OverlappingCalibration(scale=scale, sigmas=out.sigmas, delta_achieved=achieved, counts=out)
+            scale *= 1 + 1e-12
+        raise RuntimeError(f"calibration did not certify delta <= {delta} at eps = {eps}; please report this")
+
+
+@dataclass(frozen=True)
+class OverlappingCalibration:
+    """What :meth:`OverlappingCounts.calibrate` found.  Noise scales are standard deviations in counts."""
+
+    scale: float                 #: the common factor c (sigmas = c * ratios)
+    sigmas: tuple[float, ...]    #: the noise of each query
+    delta_achieved: float        #: certified upper end of delta(eps) at these sigmas (<= the target)
+    counts: OverlappingCounts    #: the calibrated release

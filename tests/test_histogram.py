@@ -1,0 +1,208 @@
+"""HistogramQuery and OverlappingCounts against independent truths (tests/histogram_oracle.py), exact
+reductions (the DP limit, k releases of one count, disjoint groups, two categories), properties of
+the bracket, calibration and bad input."""
+import math
+import warnings
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import histogram_oracle as O
+import ppk
+from ppk.baselines import analytic_gaussian_delta, analytic_gaussian_sigma
+
+mp = pytest.importorskip("mpmath")
+
+
+# -- histograms: sigma = 0 is exact -----------------------------------------------------------
+@pytest.mark.parametrize("N, probs, eps", [
+    (5, [0.2, 0.3, 0.5], 0.3), (7, [0.1, 0.15, 0.25, 0.5], 0.5), (6, [0.5, 0.25, 0.25], 0.1),
+    (8, [0.05, 0.9, 0.05], 1.0), (4, [0.3, 0.7], 0.2), (12, [0.2, 0.3, 0.5], 2.0), (3, [0.6, 0.1, 0.3], 0.0),
+])
+def test_noiseless_histogram_equals_brute_force(N, probs, eps):
+    truth = O.histogram_delta_noiseless(N, probs, eps)
+    h = ppk.HistogramQuery(n=N + 1, known=0, probs=probs, sigma=0.0, rtol=1e-14)
+    lower, upper = h.log_delta_bracket(eps)
+    assert h.exact
+    assert float(abs(mp.e ** mp.mpf(upper) / truth - 1)) < 1e-12
+    assert float(abs(mp.e ** mp.mpf(lower) / truth - 1)) < 1e-11
+    assert mp.e ** mp.mpf(lower) <= truth <= mp.e ** mp.mpf(upper) * (1 + mp.mpf(10) ** -15)
+
+
+# -- histograms: sigma > 0 is bracketed -------------------------------------------------------
+@pytest.mark.parametrize("N, probs, sigma, eps", [
+    (3, [0.2, 0.3, 0.5], 1.0, 0.3), (4, [0.1, 0.3, 0.6], 0.7, 0.5), (5, [0.3, 0.3, 0.4], 2.0, 0.2),
+    (2, [0.45, 0.1, 0.45], 0.5, 1.0), (6, [1 / 3, 1 / 3, 1 / 3], 1.5, 0.05),
+])
+def test_integrated_truth_lies_in_the_bracket(N, probs, sigma, eps):
+    truth = O.histogram_delta_integrated(N, probs, sigma, eps)
+    lower, upper = ppk.HistogramQuery(n=N + 1, known=0, probs=probs, sigma=sigma, rtol=1e-12).delta_bracket(eps)
+    assert lower < upper   # three categories and noise: a true bracket
+    assert lower * (1 - 1e-6) <= truth <= upper * (1 + 1e-6)   # 1e-6: the grid's own error
+
+
+def test_dp_limit_is_the_gaussian_with_sensitivity_sqrt2():
+    eps = np.array([0.0, 0.1, 0.5, 2.0])
+    h = ppk.HistogramQuery(n=1000, known=999, probs=[0.2, 0.3, 0.5], sigma=3.0)
+    lower, upper = h.delta_bracket(eps)
+    np.testing.assert_allclose(upper, analytic_gaussian_delta(sigma=3.0, eps=eps, sensitivity=math.sqrt(2)),
+                               rtol=1e-12)
+    assert h.exact
+    np.testing.assert_allclose(lower, upper, rtol=1e-11)
+
+
+def test_two_categories_are_exact_and_match_the_one_direction_count():
+    # k = 2: M = N is known, so the bracket closes; it is the count (y_a - y_b)/2 with sigma/sqrt 2
+    h = ppk.HistogramQuery(n=2001, known=1000, probs=[0.3, 0.7], sigma=2.0, rtol=1e-12)
+    lower, upper = h.delta_bracket(0.2)
+    assert h.exact and upper == pytest.approx(lower, rel=1e-10)
+    count = ppk.CountingQuery(n=2001, known=1000, p=0.3, sigma=2.0 / math.sqrt(2))
+    assert upper == pytest.approx(count.delta(0.2), rel=1e-9)   # both orders of a count = both ordered pairs
+
+
+def test_only_the_two_least_likely_categories_matter():
+    probs = [0.4, 0.05, 0.3, 0.07, 0.18]
+    h = ppk.HistogramQuery(n=5000, known=0, probs=probs, sigma=1.0)
+    assert h.worst_pair() == (1, 3)
+    # renaming the other categories, or merging them, changes nothing
+    merged = ppk.HistogramQuery(n=5000, known=0, probs=[0.05, 0.07, 0.88], sigma=1.0)
+    assert h.delta(0.1) == merged.delta(0.1)
+
+
+def test_a_large_histogram_is_bracketed_tightly_at_sigma_zero():
+    probs = np.random.default_rng(0).dirichlet(np.full(20, 3.0))
+    h = ppk.HistogramQuery(n=10**7, known=0, probs=probs, sigma=0.0)
+    lower, upper = h.delta_bracket(0.01)
+    assert 0 < lower <= upper <= lower * (1 + 1.1e-3)   # the default summation rtol
+
+
+def test_deep_delta_stays_finite_in_logs():
+    h = ppk.HistogramQuery(n=10**6, known=0, probs=[0.1, 0.2, 0.7], sigma=1.0)
+    lower, upper = h.log_delta_bracket(1.0)
+    assert -1e6 < lower <= upper < -700   # far below the float range, still a bracket
+
+
+@settings(max_examples=25)
+@given(N=st.integers(0, 300), a=st.floats(0.01, 0.45), b=st.floats(0.01, 0.45),
+       sigma=st.floats(0.0, 20.0), eps=st.floats(0.0, 3.0))
+def test_bracket_is_ordered_and_monotone(N, a, b, sigma, eps):
+    h = ppk.HistogramQuery(n=N + 1, known=0, probs=[a, b, 1 - a - b], sigma=sigma, rtol=1e-6)
+    lower, upper = h.log_delta_bracket(eps)
+    assert lower <= upper <= 0.0
+    slack = math.log1p(2e-6)
+    assert h.log_delta(eps + 0.1) <= upper + slack                 # non-increasing in eps
+    assert h.with_sigma(sigma + 1.0).log_delta(eps) <= upper + slack   # and in sigma
+
+
+def test_calibration_is_certified_and_beats_plain_dp():
+    probs = [0.1, 0.15, 0.25, 0.5]
+    cal = ppk.calibrate_histogram(n=2_000, known=500, probs=probs, eps=0.2, delta=1e-7)
+    assert 0 < cal.sigma < cal.sigma_dp
+    assert cal.sigma_dp == pytest.approx(analytic_gaussian_sigma(eps=0.2, delta=1e-7, sensitivity=math.sqrt(2)))
+    assert cal.query.delta_upper(0.2) <= 1e-7 and cal.delta_achieved <= 1e-7
+    below = cal.query.with_sigma(cal.sigma * (1 - 1e-4))
+    assert below.delta_upper(0.2) > 1e-7   # near the least sigma, not just any private one
+    assert 0 < cal.noise_saved < 1
+
+
+def test_natural_noise_alone_can_suffice():
+    cal = ppk.calibrate_histogram(n=10**6, known=0, probs=[0.3, 0.3, 0.4], eps=0.5, delta=1e-6)
+    assert cal.sigma == 0.0 and cal.delta_achieved <= 1e-6
+
+
+def test_release_histogram_adds_noise_to_every_bin():
+    with pytest.warns(ppk.InsecureRandomnessWarning):
+        out = ppk.release_histogram(counts=[500, 300, 200], known=990, probs=[0.5, 0.3, 0.2], eps=0.5,
+                                    delta=1e-6, rng=1)
+    assert len(out.values) == 3 and out.insecure_for_testing
+    assert out.calibration.sigma > 0 and out.values != (500, 300, 200)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    (dict(probs=[0.5, 0.4]), "probs must sum to 1"),
+    (dict(probs=[1.0]), "probs must list at least 2"),
+    (dict(probs=[0.5, -0.1, 0.6]), "probs must be >= 0"),
+    (dict(probs=[0.5, float("nan"), 0.5]), "probs must be finite"),
+    (dict(n=10**11), "n must be <= 10000000000"),
+    (dict(known=100), "known must be < n"),
+    (dict(sigma=-1.0), "sigma must be >= 0"),
+])
+def test_histogram_bad_input_names_the_parameter(kwargs, match):
+    args = dict(n=100, known=10, probs=[0.2, 0.3, 0.5], sigma=1.0) | kwargs
+    with pytest.raises((ValueError, TypeError), match=match):
+        ppk.HistogramQuery(**args)
+
+
+# -- overlapping counts -------------------------------------------------------------------------
+def test_k_releases_of_one_count_are_exact():
+    o = ppk.OverlappingCounts(atoms={(0, 1, 2): 1000}, p=0.3, sigmas=[2.0, 2.0, 2.0])
+    eps = np.array([0.05, 0.2, 1.0])
+    lower, upper = o.delta_bracket(eps)
+    repeat = ppk.CountingQuery(n=1000, known=0, p=0.3, sigma=2.0).repeat(3).delta(eps)
+    assert o.exact
+    np.testing.assert_allclose(lower, repeat, rtol=1e-13)
+    np.testing.assert_allclose(upper, repeat, rtol=1e-9)
+
+
+def test_disjoint_groups_are_exact():
+    o = ppk.OverlappingCounts(atoms={(0,): 100, (1,): 50}, p=0.3, sigmas=[1.0, 2.0])
+    truth = max(ppk.CountingQuery(n=100, known=0, p=0.3, sigma=1.0).delta(0.3),
+                ppk.CountingQuery(n=50, known=0, p=0.3, sigma=2.0).delta(0.3))
+    lower, upper = o.delta_bracket(0.3)
+    assert o.exact and lower == pytest.approx(truth, rel=1e-13) and upper == pytest.approx(truth, rel=1e-9)
+
+
+def test_a_differencing_pair_is_flagged_and_gives_delta_one():
+    with pytest.warns(ppk.ExposureWarning, match=r"\(0,\)"):
+        o = ppk.OverlappingCounts(atoms={(0,): 1, (0, 1): 500}, p=0.3, sigmas=[0.0, 0.0])
+    assert o.exposed_atoms == [(0,)]
+    assert o.delta_bracket(5.0) == (1.0, 1.0)
+
+
+@pytest.mark.parametrize("atoms, p, sigmas, eps", [
+    ({(0,): 2, (0, 1): 2, (1,): 1}, 0.4, [1.0, 1.5], 0.3),
+    ({(0,): 1, (0, 1): 3, (1,): 2}, 0.5, [0.8, 0.8], 0.5),
+    ({(0,): 3, (0, 1): 1}, 0.2, [1.2, 0.6], 0.1),
+])
+def test_overlapping_truth_lies_in_the_bracket(atoms, p, sigmas, eps):
+    truth = O.overlapping_delta_integrated(atoms, p, sigmas, eps)
+    lower, upper = ppk.OverlappingCounts(atoms=atoms, p=p, sigmas=sigmas).delta_bracket(eps)
+    assert lower * (1 - 1e-6) <= truth <= upper * (1 + 1e-6)
+
+
+def test_worst_atom_and_calibration():
+    o = ppk.OverlappingCounts(atoms={(0,): 5000, (0, 1): 2000, (1,): 3000}, p=0.3, sigmas=[2.0, 3.0])
+    assert o.worst_atom(0.1) == (0, 1)
+    cal = o.calibrate(eps=0.1, delta=1e-9, ratios=[1.0, 2.0])
+    assert cal.sigmas[1] == pytest.approx(2 * cal.sigmas[0])
+    assert cal.delta_achieved <= 1e-9 and cal.counts.delta_upper(0.1) <= 1e-9
+    tighter = o.with_sigmas([s * (1 - 1e-6) for s in cal.sigmas])
+    assert tighter.delta_upper(0.1) > 1e-9
+
+
+def test_from_membership_counts_the_unknown_rows_by_pattern():
+    m = np.array([[1, 0], [1, 1], [1, 1], [0, 1], [0, 0], [1, 0]], dtype=bool)
+    o = ppk.OverlappingCounts.from_membership(m, known_rows=[5], p=0.5, sigmas=[1.0, 1.0])
+    assert o.atoms == {(0,): 1, (0, 1): 2, (1,): 1, (): 1}
+    mask = np.array([False] * 5 + [True])
+    assert ppk.OverlappingCounts.from_membership(m, known_rows=mask, p=0.5, sigmas=[1.0, 1.0]).atoms == o.atoms
+
+
+@pytest.mark.parametrize("call, match", [
+    (lambda: ppk.OverlappingCounts.from_membership(np.array([[1, 2]]), p=0.5, sigmas=[1, 1]),
+     r"matrix must be boolean .* got 2 at row 0, query 1"),
+    (lambda: ppk.OverlappingCounts.from_membership(np.array([True, False]), p=0.5, sigmas=[1, 1]),
+     "matrix must be 2-d"),
+    (lambda: ppk.OverlappingCounts.from_membership(np.ones((3, 2), bool), known_rows=[7], p=0.5, sigmas=[1, 1]),
+     "known_rows must be row indices in"),
+    (lambda: ppk.OverlappingCounts(atoms={(0, 2): 5}, p=0.5, sigmas=[1.0, 1.0]), "atoms pattern entry must be <= 1"),
+    (lambda: ppk.OverlappingCounts(atoms={(0,): -5}, p=0.5, sigmas=[1.0]), r"atoms\[\(0,\)\] must be >= 0"),
+    (lambda: ppk.OverlappingCounts(atoms={(0, 1): 5, (1, 0): 2}, p=0.5, sigmas=[1.0, 1.0]), "twice"),
+    (lambda: ppk.OverlappingCounts(atoms={(0,): 5}, p=1.5, sigmas=[1.0]), "p must be <= 1"),
+    (lambda: ppk.OverlappingCounts(atoms={(0,): 5}, p=0.5, sigmas=[-1.0]), "sigmas must be >= 0"),
+])
+def test_overlapping_bad_input_names_the_parameter(call, match):
+    with pytest.raises((ValueError, TypeError), match=match):
+        call()
