@@ -206,3 +206,53 @@ def test_from_membership_counts_the_unknown_rows_by_pattern():
 def test_overlapping_bad_input_names_the_parameter(call, match):
     with pytest.raises((ValueError, TypeError), match=match):
         call()
+
+
+# -- the command line ---------------------------------------------------------------------------
+def _csv(tmp_path, cells):
+    path = tmp_path / "data.csv"
+    path.write_text("id,color\n" + "".join(f"{i},{c}\n" for i, c in enumerate(cells)))
+    return str(path)
+
+
+def test_cli_histogram_curve_matches_the_api(capsys):
+    from ppk.cli import main
+    import json
+    assert main(["histogram", "--probs", "0.5,0.3,0.2", "--n", "10000", "--known", "5000", "--sigma", "2",
+                 "--eps", "0.1", "0.5", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    lower, upper = ppk.HistogramQuery(n=10000, known=5000, probs=[0.5, 0.3, 0.2], sigma=2.0).delta_bracket([0.1, 0.5])
+    assert [r["delta_upper"] for r in out["curve"]] == pytest.approx(list(upper), rel=1e-12)
+    assert [r["delta_lower"] for r in out["curve"]] == pytest.approx(list(lower), rel=1e-12)
+
+
+def test_cli_histogram_release_is_certified_and_names_bad_rows(tmp_path, capsys):
+    from ppk.cli import main
+    import json
+    path = _csv(tmp_path, ["red", "blue", "green", "red"] * 30)
+    argv = ["histogram", "--csv", path, "--column", "color", "--known", "100", "--eps", "1", "--delta", "1e-6",
+            "--probs", "red=0.4,blue=0.35,green=0.25", "--seed", "3", "--insecure-for-testing", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert set(out["values"]) == {"red", "blue", "green"} and out["delta_achieved"] <= 1e-6
+    assert out["sigma"] > 0 and "NOT PRIVATE" in out["warning"]
+    bad = _csv(tmp_path, ["red", "blue", "purple", "red"])
+    assert main(["histogram", "--csv", bad, "--column", "color", "--known", "0", "--eps", "1", "--delta", "1e-6",
+                 "--probs", "red=0.5,blue=0.5"]) == 2
+    err = capsys.readouterr()
+    assert "line 4" in err.err and "'purple'" in err.err and "nothing was released" in err.err and not err.out
+
+
+@pytest.mark.parametrize("argv, match", [
+    (["--n", "100", "--sigma", "1"], "say what the attacker believes"),
+    (["--n", "100", "--sigma", "1", "--probs", "0.5,0.4"], "--probs must sum to 1"),
+    (["--n", "100", "--sigma", "1", "--min-prob", "0.1"], "--min-prob needs --categories"),
+    (["--n", "100", "--probs", "0.5,0.5"], "--sigma .* is required"),
+    (["--csv", "x.csv", "--column", "c", "--eps", "1", "--delta", "1e-6", "--probs", "0.5,0.5"],
+     "needs the public list of categories"),
+])
+def test_cli_histogram_bad_input(argv, match, capsys):
+    from ppk.cli import main
+    assert main(["histogram", "--known", "0", *argv]) == 2
+    import re
+    assert re.search(match, capsys.readouterr().err)

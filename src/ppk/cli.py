@@ -13,12 +13,13 @@ import warnings
 import numpy as np
 
 from . import __version__, baselines
-from ._io import count_binary_column, strict_json
+from ._io import count_binary_column, count_categories, strict_json
 from ._random import InsecureRandomnessWarning
 from .algorithm1 import alg1
 from .algorithm2 import alg2
 from .release import release
 from .counting import CountingQuery
+from .histogram import HistogramQuery, calibrate_histogram, release_histogram
 
 _DEFAULT = dict(n=100_000, known=50_000, p=0.5)
 
@@ -265,6 +266,140 @@ def _cmd_release(args: argparse.Namespace) -> int:
     return 0
 
 
+def _belief(text: str) -> tuple[list[str] | None, list[float]]:
+    """--probs: 'P1,P2,...' or 'NAME=P,NAME=P,...' (names the categories of a release)."""
+    names: list[str] = []
+    probs: list[float] = []
+    for part in text.split(","):
+        name, sep, value = part.rpartition("=")
+        if sep:
+            names.append(name.strip())
+        try:
+            probs.append(float(value))
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be P1,P2,... or NAME=P,NAME=P,..., got {part!r}") from None
+    if names and len(names) != len(probs):
+        raise argparse.ArgumentTypeError("name every category (NAME=P) or none")
+    if len(set(names)) != len(names):
+        raise argparse.ArgumentTypeError(f"names a category twice: {names}")
+    return (names or None), probs
+
+
+def _category_count(text: str) -> int:
+    """--categories as a number of categories ('12') or a list of names ('a,b,c')."""
+    return int(text) if text.strip().isdigit() else len(text.split(","))
+
+
+def _histogram_belief(args: argparse.Namespace, categories: int | None) -> tuple[list[float], str]:
+    """The probabilities to evaluate and a sentence saying what they assume."""
+    if args.probs is not None and args.min_prob is not None:
+        raise ValueError("give --probs or --min-prob, not both")
+    if args.probs is not None:
+        probs = args.probs[1]
+        if categories is not None and len(probs) != categories:
+            raise ValueError(f"--probs lists {len(probs)} probabilities for {categories} categories")
+        return probs, "the attacker's belief --probs " + ",".join(f"{p:g}" for p in probs)
+    if args.min_prob is not None:
+        if categories is None:
+            raise ValueError("--min-prob needs --categories (how many categories there are)")
+        h = HistogramQuery.worst_case(n=2, known=0, categories=categories, min_prob=args.min_prob, sigma=0.0)
+        return list(h.probs), (f"every belief that gives each of the {categories} categories a probability "
+                               f">= {args.min_prob:g}")
+    raise ValueError("say what the attacker believes about the unknown rows: --probs P1,P2,... (or NAME=P,...), "
+                     "or --min-prob P with --categories")
+
+
+def _cmd_histogram(args: argparse.Namespace) -> int:
+    if args.csv is not None:
+        return _histogram_release(args)
+    if args.n is None:
+        raise ValueError("--n (rows) is required without --csv")
+    names = args.probs[0] if args.probs is not None else None
+    k = _category_count(args.categories) if args.categories else (len(names) if names else None)
+    probs, belief = _histogram_belief(args, k)
+    if args.delta is not None:
+        if len(args.eps) != 1:
+            raise ValueError("--delta calibrates for one --eps value")
+        cal = calibrate_histogram(n=args.n, known=args.known, probs=probs, eps=args.eps[0], delta=args.delta)
+        out = dict(n=args.n, known=args.known, probs=list(cal.query.probs), eps=args.eps[0], delta=args.delta,
+                   sigma=cal.sigma, sigma_dp=cal.sigma_dp, noise_saved=cal.noise_saved,
+                   delta_achieved=cal.delta_achieved, belief=belief)
+        if args.json:
+            print(strict_json(out))
+            return 0
+        print(f"Noise per bin for a histogram of n={args.n} rows, attacker knows {args.known}; {belief}.")
+        print("sigma is a standard deviation in counts, added to every bin.\n")
+        _print_table(["method", "sigma"], [["ppk (certified upper end)", f"{cal.sigma:.6g}"],
+                                           ["plain DP (analytic Gaussian, sensitivity sqrt 2)", f"{cal.sigma_dp:.6g}"]])
+        print(f"\nnoise saved: {100 * cal.noise_saved:.1f}%; certified delta at sigma = {cal.delta_achieved:.6g}")
+        return 0
+    if args.sigma is None:
+        raise ValueError("--sigma (noise per bin, counts) is required for the curve; or give --delta to calibrate")
+    h = HistogramQuery(n=args.n, known=args.known, probs=probs, sigma=args.sigma)
+    eps = np.array(args.eps, dtype=float)
+    lower, upper = h.log_delta_bracket(eps)
+    dp = baselines.analytic_gaussian_log_delta(sigma=args.sigma, eps=eps, sensitivity=math.sqrt(2.0))
+    if args.json:
+        rows = [dict(eps=float(e), delta_lower=math.exp(lo), delta_upper=math.exp(up), log_delta_upper=float(up),
+                     delta_dp=math.exp(d)) for e, lo, up, d in zip(eps, lower, upper, dp)]
+        print(strict_json(dict(query=dict(n=h.n, known=h.known, probs=list(h.probs), sigma=h.sigma),
+                               exact=h.exact, curve=rows)))
+        return 0
+    a, b = h.worst_pair()
+    print(f"{h!r}")
+    print(f"N = {h.n_unknown} unknown rows are natural noise shared by the {len(h.probs)} bins; {belief}.")
+    print(f"The worst pair of categories: #{a} and #{b} (probabilities {h.probs[a]:.4g}, {h.probs[b]:.4g}).")
+    print("exact: lower and upper agree (to the summation's 1e-3)" if h.exact else
+          "delta lies between the two ends (upper: M = X_a + X_b revealed; lower: the best single bin)")
+    _print_table(["eps", "delta_lower", "delta_upper", "plain DP"],
+                 [[_fmt(e), _fmt_log(lo), _fmt_log(up), _fmt_log(d)] for e, lo, up, d in zip(eps, lower, upper, dp)])
+    return 0
+
+
+def _histogram_release(args: argparse.Namespace) -> int:
+    rng = _release_rng(args)
+    if args.column is None:
+        raise ValueError("--csv needs --column (the categorical column to release)")
+    if len(args.eps) != 1 or args.delta is None:
+        raise ValueError("a release needs one --eps value and --delta")
+    names = args.probs[0] if args.probs is not None else None
+    if args.categories:
+        categories = [c.strip() for c in args.categories.split(",")]
+        if names is not None and names != categories:
+            raise ValueError("--probs names other categories than --categories")
+    elif names is not None:
+        categories = names
+    else:
+        raise ValueError("a release needs the public list of categories: --probs NAME=P,... or --categories "
+                         "NAME,NAME,... (taking them from the data would reveal which values occur)")
+    probs, belief = _histogram_belief(args, len(categories))
+    counts = count_categories(args.csv, args.column, categories)
+    out = _seeded_call(release_histogram, counts=counts, known=args.known, probs=probs, eps=args.eps[0],
+                       delta=args.delta, rng=rng)
+    cal = out.calibration
+    public = dict(values=dict(zip(categories, out.values)), noise="rounded_gaussian", sigma=cal.sigma,
+                  sigma_dp=cal.sigma_dp, delta_achieved=cal.delta_achieved, eps=args.eps[0], delta=args.delta,
+                  n=sum(counts), known=args.known, belief=belief)
+    if out.insecure_for_testing:
+        public["warning"] = "NOT PRIVATE: seeded randomness (for tests only); the noise can be reproduced"
+    if args.json:
+        print(strict_json(public))
+        return 0
+    if out.insecure_for_testing:
+        print(_NOT_PRIVATE + "\n")
+    print(f"released histogram of {args.column!r} (count + rounded Gaussian noise, sigma = {cal.sigma:.6g} counts "
+          "per bin):")
+    _print_table(["category", "value"], [[c, str(v)] for c, v in zip(categories, out.values)])
+    if cal.sigma == 0:
+        print("\nNOTICE: no noise was added -- the values ARE the exact counts.  The unknown rows alone meet "
+              f"(eps, delta) against an attacker who knows {args.known} rows; one who knows more is not covered.")
+    print(f"\n(eps={args.eps[0]:g}, delta={args.delta:g}) against an attacker who knows {args.known} of "
+          f"{sum(counts)} rows; {belief}.")
+    print(f"certified delta at sigma: {cal.delta_achieved:.6g}; plain DP would add sigma = {cal.sigma_dp:.6g} "
+          f"(noise saved: {100 * cal.noise_saved:.1f}%)")
+    return 0
+
+
 def _raise_keyboard_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt
 
@@ -421,6 +556,35 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--column", required=True, help="name of the 0/1 column")
     _alg2_options(r)
     r.set_defaults(func=_cmd_release)
+
+    hg = sub.add_parser("histogram", help="a noisy histogram (Gaussian noise on every bin): its curve, noise or release",
+                        description="Every bin of a histogram plus Gaussian noise, against an attacker who knows "
+                                    "--known rows and believes the others fall in the categories with --probs. "
+                                    "The unknown rows are natural noise shared by all bins. Without --csv: the "
+                                    "privacy curve's two certified ends (--sigma), or the least sigma (--delta). "
+                                    "With --csv: calibrate and release the noisy histogram of --column; on any "
+                                    "bad row nothing is released.")
+    hg.add_argument("--probs", type=_belief, default=None,
+                    help="the attacker's belief: P1,P2,... or NAME=P,NAME=P,... (a release needs the names)")
+    hg.add_argument("--min-prob", type=float, default=None,
+                    help="instead of --probs: cover every belief that gives each category at least this probability")
+    hg.add_argument("--categories", default=None,
+                    help="NAME,NAME,...: the public list of categories (a release needs it or NAME=P in --probs); "
+                         "without --csv also just their number")
+    hg.add_argument("--n", type=_whole, default=None, help="rows in the database (without --csv)")
+    hg.add_argument("--known", type=_whole, required=True, help="rows the attacker knows (public), < n")
+    hg.add_argument("--sigma", type=float, default=None, help="noise per bin, a standard deviation in counts")
+    hg.add_argument("--eps", type=float, nargs="+", default=[0.01, 0.05, 0.1, 0.5, 1.0],
+                    help="epsilon values (one with --delta or --csv; default %(default)s)")
+    hg.add_argument("--delta", type=float, default=None, help="target delta: calibrate sigma (and release with --csv)")
+    hg.add_argument("--csv", default=None, help="CSV file with a header row: release its --column")
+    hg.add_argument("--column", default=None, help="the categorical column of --csv")
+    hg.add_argument("--seed", type=_seed, default=None,
+                    help="reproducible randomness, for tests only: NOT private, so it needs --insecure-for-testing")
+    hg.add_argument("--insecure-for-testing", action="store_true",
+                    help="allow --seed; every output is then marked as not private")
+    hg.add_argument("--json", action="store_true", help="print JSON instead of a table")
+    hg.set_defaults(func=_cmd_histogram)
 
     e = sub.add_parser("evaluate", help="the thesis's evaluation: Algorithms 1 and 2 vs DP over a grid",
                        description="Sweep (n, known/n, p, eps, delta), computing the noise of Algorithm 1, "

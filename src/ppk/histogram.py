@@ -116,6 +116,21 @@ class HistogramQuery(PrivacyCurve):
         or at most two categories possible."""
         return self.sigma == 0 or self.n_unknown == 0 or sum(p > 0 for p in self.probs) <= 2
 
+    @classmethod
+    def worst_case(cls, *, n: int, known: int, categories: int, min_prob: float, sigma: float,
+                   rtol: float = 1e-3) -> "HistogramQuery":
+        """The histogram whose upper end covers **every** belief giving each category at least ``min_prob``.
+
+        The upper end of an ordered pair depends on the pair's two probabilities only and is
+        non-increasing in each (docs/histograms.md), so over all such beliefs it is at most its value
+        for two categories of exactly ``min_prob`` and the rest elsewhere: the histogram
+        ``[min_prob, min_prob, 1 - 2 min_prob]`` returned here (for ``categories = 2`` too; its lower
+        end describes that belief only).  ``min_prob = 0`` is plain DP.
+        """
+        k = integer("categories", categories, minimum=2)
+        floor = real("min_prob", min_prob, minimum=0.0, maximum=1.0 / k)
+        return cls(n=n, known=known, probs=[floor, floor, 1.0 - 2.0 * floor], sigma=sigma, rtol=rtol)
+
     def with_sigma(self, sigma: float) -> "HistogramQuery":
         """The same histogram with another noise level (counts)."""
         return HistogramQuery(n=self.n, known=self.known, probs=self.probs, sigma=sigma, rtol=self.rtol,
