@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence
+from typing import Sequence, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -187,12 +187,20 @@ class HistogramQuery(PrivacyCurve):
         _, upper, scalar = self._log_bracket(eps)
         return upper, upper, scalar
 
-    def log_delta_bracket(self, eps: npt.ArrayLike) -> tuple[float | FloatArray, float | FloatArray]:
+    @overload
+    def log_delta_bracket(self, eps: float) -> tuple[float, float]: ...
+    @overload
+    def log_delta_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray]: ...
+    def log_delta_bracket(self, eps: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
         """Natural logs of :meth:`delta_bracket`."""
         lower, upper, scalar = self._log_bracket(eps)
         return (float(lower), float(upper)) if scalar else (lower, upper)
 
-    def delta_bracket(self, eps: npt.ArrayLike) -> tuple[float | FloatArray, float | FloatArray]:
+    @overload
+    def delta_bracket(self, eps: float) -> tuple[float, float]: ...
+    @overload
+    def delta_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray]: ...
+    def delta_bracket(self, eps: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
         """``(lower, upper)``: certified ends between which the histogram's delta(eps) lies.
 
         ``upper`` reveals ``M = X_a + X_b`` to the attacker (exact at ``sigma = 0``); ``lower`` is the

@@ -26,7 +26,7 @@ import itertools
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Iterable, Mapping, Sequence
+from typing import Any, Iterable, Mapping, Sequence, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -93,7 +93,7 @@ class OverlappingCounts(PrivacyCurve):
 
     __slots__ = ("atoms", "p", "sigmas", "_upper", "_lower")
 
-    def __init__(self, *, atoms: Mapping[Sequence[int], int], p: float, sigmas: Sequence[float] | npt.ArrayLike):
+    def __init__(self, *, atoms: Mapping[Any, int], p: float, sigmas: Sequence[float] | npt.ArrayLike):
         flat, scalar = real_array("sigmas", sigmas, minimum=0.0)
         if scalar or flat.size == 0:
             raise ValueError(f"sigmas must list one noise level per query, got {sigmas!r}")
@@ -108,7 +108,7 @@ class OverlappingCounts(PrivacyCurve):
                           ExposureWarning, stacklevel=2)
 
     @staticmethod
-    def _validated_atoms(atoms: Mapping[Sequence[int], int], k: int) -> dict[Pattern, int]:
+    def _validated_atoms(atoms: Mapping[Any, int], k: int) -> dict[Pattern, int]:
         if not isinstance(atoms, Mapping):
             raise TypeError(f"atoms must be a mapping from membership pattern to row count, got "
                             f"{type(atoms).__name__}")
@@ -251,7 +251,11 @@ class OverlappingCounts(PrivacyCurve):
         _, up, scalar = self._log_bracket(eps)
         return up, up, scalar
 
-    def delta_bracket(self, eps: npt.ArrayLike) -> tuple[float | FloatArray, float | FloatArray]:
+    @overload
+    def delta_bracket(self, eps: float) -> tuple[float, float]: ...
+    @overload
+    def delta_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray]: ...
+    def delta_bracket(self, eps: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
         """``(lower, upper)``: certified ends between which delta(eps) lies (see the module docstring)."""
         lo, up, scalar = self._log_bracket(eps)
         if scalar:
