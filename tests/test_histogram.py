@@ -35,6 +35,7 @@ def test_noiseless_histogram_equals_brute_force(N, probs, eps):
 @pytest.mark.parametrize("N, probs, sigma, eps", [
     (3, [0.2, 0.3, 0.5], 1.0, 0.3), (4, [0.1, 0.3, 0.6], 0.7, 0.5), (5, [0.3, 0.3, 0.4], 2.0, 0.2),
     (2, [0.45, 0.1, 0.45], 0.5, 1.0), (6, [1 / 3, 1 / 3, 1 / 3], 1.5, 0.05),
+    (4, [0.0, 0.4, 0.6], 0.8, 0.3),   # an impossible category: the pair's M is still unknown
 ])
 def test_integrated_truth_lies_in_the_bracket(N, probs, sigma, eps):
     truth = O.histogram_delta_integrated(N, probs, sigma, eps)

@@ -112,9 +112,16 @@ class HistogramQuery(PrivacyCurve):
 
     @property
     def exact(self) -> bool:
-        """True when the two ends coincide (up to the summation's ``rtol``): ``sigma = 0``, ``N = 0``,
-        or at most two categories possible."""
-        return self.sigma == 0 or self.n_unknown == 0 or sum(p > 0 for p in self.probs) <= 2
+        """True when the two ends coincide (up to the summation's ``rtol``): the attacker knows
+        ``M = X_a + X_b`` for the worst pair anyway -- ``sigma = 0``, ``N = 0``, or every unknown row
+        is in the pair (only those two categories are possible) or none is."""
+        a, b = self.worst_pair()
+        s = self.probs[a] + self.probs[b]
+        return self.sigma == 0 or self.n_unknown == 0 or s == 0 or self._rest(a, b) == 0
+
+    def _rest(self, a: int, b: int) -> float:
+        """The probability of the categories outside the pair, summed exactly (0 when there are none)."""
+        return math.fsum(p for i, p in enumerate(self.probs) if i not in (a, b))
 
     @classmethod
     def worst_case(cls, *, n: int, known: int, categories: int, min_prob: float, sigma: float,
@@ -146,7 +153,7 @@ class HistogramQuery(PrivacyCurve):
         """(log lower, log upper) of max over the two worst ordered pairs of E_M[H_M(sigma/sqrt 2)]."""
         a, b = self.worst_pair()
         s = self.probs[a] + self.probs[b]
-        rest = math.fsum(p for i, p in enumerate(self.probs) if i not in (a, b))
+        rest = self._rest(a, b)
         sigma_pair = self.sigma / math.sqrt(2.0)
         if s == 0:   # both impossible: no natural noise between them
             q_pairs = [(0.5, 0.5)]
@@ -271,8 +278,12 @@ def calibrate_histogram(*, n: int, known: int, probs: Sequence[float] | npt.Arra
     if excess(0.0) <= 0:
         return result(0.0, 0.0)
     hi = sigma_dp
-    while excess(hi) > 0:   # feasible in exact arithmetic; absorb the rounding of the two bounds
-        hi *= 1 + 1e-9
+    for _ in range(100):   # feasible in exact arithmetic; absorb the rounding of the two bounds
+        if excess(hi) <= 0:
+            break
+        hi *= 1 + 1e-6
+    else:
+        raise RuntimeError(f"plain DP's sigma {sigma_dp} was not certified private; please report this")
 
     def width_in_v(v_hi: float) -> float:
         return rtol * v_hi   # sigma's relative width rtol/2 in v = sigma^2
