@@ -123,7 +123,7 @@ CATALOG = {
                       dict(pmf_upper=[0.5, 0.5], pmf_lower=[0.6, 0.4], value_discretization_interval=1e-2)),
     "PLD.delta_bracket": (lambda eps: _gauss_pld().delta_bracket(eps), dict(eps=0.5)),
     "PLD.get_epsilon_for_delta": (lambda delta: _gauss_pld().get_epsilon_for_delta(delta), dict(delta=1e-6)),
-    "PLD.self_compose": (lambda k: _gauss_pld().self_compose(k), dict(k=2)),
+    "PLD.self_compose": (lambda num_times: _gauss_pld().self_compose(num_times), dict(num_times=2)),
     "pk.ppk_delta": (lambda n, p, known, threshold, eps: pk.ppk_delta(pk.ThresholdCount(n, p, known, threshold),
                                                                        eps=eps),
                      dict(n=1000, p=1e-3, known=100, threshold=5, eps=0.1)),
