@@ -622,6 +622,12 @@ class PrivacyLossDistribution:
         ``ValueError``; use ``CountingQuery.repeat(k)`` for k releases of one count, or pass
         ``independent=True`` if the releases really use disjoint unknown rows.
         """
+        return self._compose(other, independent=independent, truncate=True)
+
+    def _compose(self, other: "PrivacyLossDistribution", *, independent: bool | None,
+                 truncate: bool) -> "PrivacyLossDistribution":
+        """compose(); ``truncate=False`` keeps the mass below the noise (for a result that is only read:
+        cutting it saves time in later compositions but adds its bound to the upper end)."""
         if not isinstance(other, PrivacyLossDistribution):
             raise TypeError(f"can only compose with a PrivacyLossDistribution, got {type(other).__name__}")
         key = self._shared_noise_key
@@ -642,8 +648,9 @@ class PrivacyLossDistribution:
         bound = max(a.log_mass_truncation_bound, b.log_mass_truncation_bound)
         buckets = _compose_masses(a._buckets, b._buckets, method)
         atoms = _compose_masses(a._atoms, b._atoms, method)
-        buckets.truncate(bound)
-        atoms.truncate(bound)
+        if truncate:
+            buckets.truncate(bound)
+            atoms.truncate(bound)
         out = PrivacyLossDistribution.__new__(PrivacyLossDistribution)
         out.value_discretization_interval = a.value_discretization_interval
         out.infinity_mass_upper = _union(a.infinity_mass_upper, b.infinity_mass_upper)
@@ -666,12 +673,14 @@ class PrivacyLossDistribution:
         base = self
         while True:
             if k & 1:
-                result = base if result is None else result.compose(base, independent=independent)
+                result = base if result is None else result._compose(base, independent=independent,
+                                                                      truncate=k >> 1 != 0)
             k >>= 1
             if not k:
                 assert result is not None   # k >= 1 has a set bit
                 return result
-            base = base.compose(base, independent=independent)
+            # the last square is the result itself when no lower bit remains: keep its small masses
+            base = base._compose(base, independent=independent, truncate=not (k == 1 and result is None))
 
     # ------------------------------------------------------------------ coarsening
     def _coarsen(self) -> None:
