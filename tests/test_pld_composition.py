@@ -117,3 +117,36 @@ def test_at_least_as_tight_as_dp_accounting():
     assert lo <= exact <= hi
     # the same discretisation (connect-the-dots): the same excess, plus ppk's certified rounding bounds
     assert hi - exact <= (theirs.get_delta_for_epsilon(0.5) - exact) * (1 + 1e-4)
+
+
+def test_round_trip_through_dp_accounting():
+    pytest.importorskip("dp_accounting")
+    eps = np.linspace(0.0, 4.0, 41)
+    ours = PLD.from_gaussian_mechanism(3.0, value_discretization_interval=1e-3).self_compose(8)
+    exported = ours.to_dp_accounting()
+    theirs = np.array([exported.get_delta_for_epsilon(float(e)) for e in eps])
+    lo, hi = ours.delta_bracket(eps)
+    exact = analytic_gaussian_delta(sigma=3.0 / math.sqrt(8), eps=eps)
+    assert np.all(theirs >= exact) and np.all(theirs >= lo) and np.all(theirs <= hi + 1e-9)
+    back = PLD.from_dp_accounting(exported)
+    np.testing.assert_allclose(back.delta_bracket(eps)[1], theirs, rtol=1e-6, atol=1e-12)
+
+
+def test_dp_accounting_names_port_code():
+    lib = pytest.importorskip("dp_accounting.pld.privacy_loss_distribution")
+    ours = PLD.from_gaussian_mechanism(standard_deviation=2.0, sensitivity=1.0, value_discretization_interval=1e-3)
+    theirs = lib.from_gaussian_mechanism(standard_deviation=2.0, sensitivity=1.0, value_discretization_interval=1e-3)
+    assert ours.self_compose(num_times=3).get_delta_for_epsilon(0.5) == pytest.approx(
+        theirs.self_compose(num_times=3).get_delta_for_epsilon(0.5), rel=1e-6)
+    lap = PLD.from_laplace_mechanism(parameter=2.0, value_discretization_interval=1e-3)
+    assert lap.get_delta_for_epsilon(0.2) == pytest.approx(
+        lib.from_laplace_mechanism(parameter=2.0, value_discretization_interval=1e-3).get_delta_for_epsilon(0.2),
+        rel=1e-6)
+    # two pmfs: ppk reports the larger order, as everywhere; dp_accounting (symmetric=True) one of them
+    lower, upper = {1: math.log(0.3), 2: math.log(0.7)}, {1: math.log(0.6), 2: math.log(0.4)}
+    two = PLD.from_two_probability_mass_functions(lower, upper, value_discretization_interval=1e-4)
+    assert two.delta_bracket(0.1)[0] <= 0.6 - math.exp(0.1) * 0.3 <= two.delta_bracket(0.1)[1]
+    profile = two.privacy_profile()
+    assert profile(0.1) == two.delta_bracket(0.1)[1]
+    with pytest.raises(NotImplementedError, match="sampling_prob"):
+        PLD.from_gaussian_mechanism(standard_deviation=2.0, sampling_prob=0.1)

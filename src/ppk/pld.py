@@ -50,7 +50,7 @@ Masses are long doubles, so deltas far below 1e-300 stay representable (see
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, overload
+from typing import TYPE_CHECKING, Any, Callable, Mapping, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -462,6 +462,71 @@ class PrivacyLossDistribution:
         out._shared_noise_key = key
         return out
 
+    # ------------------------------------------------------------------ dp_accounting's names
+    @classmethod
+    def from_gaussian_mechanism(cls, standard_deviation: float, sensitivity: float = 1.0,
+                                pessimistic_estimate: bool = True, value_discretization_interval: float = 1e-4,
+                                log_mass_truncation_bound: float = -50.0, sampling_prob: float = 1.0,
+                                use_connect_dots: bool = True) -> PrivacyLossDistribution:
+        """:meth:`from_gaussian` under dp_accounting's signature, so code ports by changing an import.
+
+        ``use_connect_dots`` is accepted for compatibility: ppk's upper end is always the connect-the-dots
+        pair.  Subsampling (``sampling_prob < 1``) is not supported yet.
+        """
+        _no_subsampling(sampling_prob)
+        return cls.from_gaussian(sigma=standard_deviation, sensitivity=sensitivity,
+                                 value_discretization_interval=value_discretization_interval,
+                                 log_mass_truncation_bound=log_mass_truncation_bound,
+                                 pessimistic_estimate=pessimistic_estimate)
+
+    @classmethod
+    def from_laplace_mechanism(cls, parameter: float, sensitivity: float = 1.0, pessimistic_estimate: bool = True,
+                               value_discretization_interval: float = 1e-4, sampling_prob: float = 1.0,
+                               use_connect_dots: bool = True) -> PrivacyLossDistribution:
+        """:meth:`from_laplace` under dp_accounting's signature (``parameter`` is the Laplace scale)."""
+        _no_subsampling(sampling_prob)
+        return cls.from_laplace(scale=parameter, sensitivity=sensitivity,
+                                value_discretization_interval=value_discretization_interval,
+                                pessimistic_estimate=pessimistic_estimate)
+
+    @classmethod
+    def from_two_probability_mass_functions(cls, log_probability_mass_function_lower: Mapping[Any, float],
+                                            log_probability_mass_function_upper: Mapping[Any, float],
+                                            pessimistic_estimate: bool = True,
+                                            value_discretization_interval: float = 1e-4,
+                                            log_mass_truncation_bound: float = -math.inf,
+                                            symmetric: bool = True) -> PrivacyLossDistribution:
+        """:meth:`from_pmfs` under dp_accounting's signature: two mappings outcome -> log probability,
+        ``upper`` the law P with the challenge row, ``lower`` the law Q without it."""
+        keys = list(dict.fromkeys([*log_probability_mass_function_upper, *log_probability_mass_function_lower]))
+        p = np.exp([float(log_probability_mass_function_upper.get(x, -math.inf)) for x in keys])
+        q = np.exp([float(log_probability_mass_function_lower.get(x, -math.inf)) for x in keys])
+        return cls.from_pmfs(p, q, value_discretization_interval=value_discretization_interval,
+                             pessimistic_estimate=pessimistic_estimate, tolerance=1e-6)
+
+    # ------------------------------------------------------------------ interoperability
+    def to_dp_accounting(self) -> Any:
+        """A pessimistic ``dp_accounting`` PrivacyLossDistribution built from ppk's dominating pair.
+
+        Its ``get_delta_for_epsilon`` is never below the true delta: the error bounds ppk carries are
+        moved into its infinity mass.  Needs ``pip install dp_accounting``.
+        """
+        from ._pld_interop import to_dp_accounting
+        return to_dp_accounting(self)
+
+    @classmethod
+    def from_dp_accounting(cls, pld: Any) -> PrivacyLossDistribution:
+        """ppk's PLD of a dp_accounting PrivacyLossDistribution, taken as given: its bracket describes
+        dp_accounting's discretised pair, not the mechanism it came from."""
+        from ._pld_interop import from_dp_accounting
+        return from_dp_accounting(cls, pld)
+
+    def privacy_profile(self) -> Callable[[float], float]:
+        """eps -> the certified upper end of delta(eps): a privacy profile for OpenDP's
+        ``new_privacy_profile`` (or any accountant that takes a delta(eps) function)."""
+        from ._pld_interop import privacy_profile
+        return privacy_profile(self)
+
     # ------------------------------------------------------------------ delta
     def _prefix_sums(self):
         """Cumulative sums (long double) of both representations, computed once per object."""
@@ -711,6 +776,12 @@ def _noise_term(count, e, err_a: float, err_b: float):
         scaled = np.exp(e + np.log(LD(err_b))) if err_b > 0 else np.zeros_like(e)
         term = np.sqrt(count.astype(LD)) * (LD(err_a) + scaled)
     return np.where(count > 0, term, LD(0))
+
+
+def _no_subsampling(sampling_prob: float) -> None:
+    if real("sampling_prob", sampling_prob, minimum=0.0, maximum=1.0) != 1.0:
+        raise NotImplementedError("sampling_prob < 1 (Poisson subsampling) is not supported by ppk's PLDs yet; "
+                                  "use dp_accounting for subsampled mechanisms")
 
 
 def _union(a, b):
