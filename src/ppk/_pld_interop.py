@@ -24,7 +24,7 @@ _TINY = 2.3e-308   # masses below the double range are lost in the export: each 
 
 def _dp_accounting() -> Any:
     try:
-        from dp_accounting.pld import pld_pmf, privacy_loss_distribution  # type: ignore[import-untyped]
+        from dp_accounting.pld import pld_pmf, privacy_loss_distribution  # type: ignore[import-untyped,import-not-found,unused-ignore]
     except ImportError:
         raise ImportError("this needs Google's dp_accounting: pip install dp_accounting "
                           "(ppk's own PLDs do not)") from None
