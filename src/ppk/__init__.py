@@ -18,6 +18,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._random import InsecureRandomnessWarning
+from .accountant import Accountant
 from .algorithm1 import Alg1Result, alg1
 from .algorithm2 import Alg2Result, PrivateDraws, alg2
 from .counting import MAX_ROWS, CountingQuery
@@ -41,7 +42,7 @@ _LAZY = ("baselines", "samplers", "noise", "related", "evaluation", "figures", "
 _MOVED = ("dp", "pk", "sp", "risk", "sensitivity", "risk_figures")
 
 __all__ = ["CountingQuery", "MAX_ROWS", "hypergeom_pmf", "alg1", "Alg1Result", "alg2", "Alg2Result",
-           "release", "Release", "PrivateDraws", "InsecureRandomnessWarning", "PrivacyLossDistribution",
+           "release", "Release", "PrivateDraws", "InsecureRandomnessWarning", "PrivacyLossDistribution", "Accountant",
            "NoisyQuery", "calibrate", "Calibration", "HistogramQuery", "calibrate_histogram", "release_histogram",
            "OverlappingCounts", "ExposureWarning", "plot_privacy_curve", "noise", "baselines", "samplers", "related", "__version__"]
 

@@ -1,0 +1,143 @@
+"""An accountant for a release plan: several releases composed into one privacy curve (docs/accuracy.md,
+"Composition").
+
+Each release becomes a :class:`~ppk.PrivacyLossDistribution` on a common grid and the plan is their
+composition, with the certified bracket of the PLDs.  Releases that share natural noise -- two counts
+of the same database against the same attacker -- are *not* independent: composing them would
+under-report delta, so the accountant refuses and says what to use instead
+(:meth:`ppk.CountingQuery.repeat`, :class:`ppk.OverlappingCounts`, :class:`ppk.HistogramQuery`).
+"""
+from __future__ import annotations
+
+import sys
+from typing import Any, overload
+
+import numpy as np
+import numpy.typing as npt
+
+from ._typing import FloatArray
+from ._validate import integer, real
+from .counting import CountingQuery
+from .pld import PrivacyLossDistribution
+
+__all__ = ["Accountant"]
+
+
+class Accountant:
+    """Compose a plan of releases into one certified privacy curve.
+
+    Parameters
+    ----------
+    value_discretization_interval : float
+        The grid of the privacy loss for every release (default 1e-4).
+    composition : str
+        ``"auto"``, ``"exact"`` or ``"fft"`` (see :class:`~ppk.PrivacyLossDistribution`).
+    progress : bool
+        Print a line to stderr per composition (long plans).
+
+    Examples
+    --------
+    >>> acc = Accountant(value_discretization_interval=1e-3)
+    >>> acc = acc.add_gaussian(sigma=3.0, times=4).add_laplace(scale=20.0)
+    >>> acc = acc.add(CountingQuery(n=10_001, known=0, p=0.3, sigma=5.0))
+    >>> lower, upper = acc.delta_bracket(1.0)
+    >>> print(f"{lower:.6f} <= delta(1.0) <= {upper:.6f}")
+    0.031390 <= delta(1.0) <= 0.031390
+    """
+
+    def __init__(self, *, value_discretization_interval: float = 1e-4, composition: str = "auto",
+                 progress: bool = False):
+        self.value_discretization_interval = real("value_discretization_interval", value_discretization_interval,
+                                                  minimum=0.0, min_inclusive=False)
+        self.composition = composition
+        self.progress = bool(progress)
+        self._plan: list[tuple[str, PrivacyLossDistribution, int]] = []
+        self._databases: dict[tuple[int, int, float], str] = {}
+        self._composed: PrivacyLossDistribution | None = None
+
+    def __repr__(self) -> str:
+        return f"Accountant({len(self._plan)} releases: {', '.join(name for name, _, _ in self._plan) or 'none'})"
+
+    # -- the plan ------------------------------------------------------------------------------
+    def add(self, release: Any, *, times: int = 1, name: str | None = None) -> "Accountant":
+        """Add ``times`` independent runs of a release: a PrivacyLossDistribution or a CountingQuery.
+
+        A CountingQuery of a database already in the plan (same ``n``, ``known``, ``p``) shares its
+        unknown rows with it, so the two are not independent: refused, with what to use instead.
+        """
+        times = integer("times", times, minimum=1)
+        dx = self.value_discretization_interval
+        if isinstance(release, CountingQuery):
+            key = (release.n, release.known, release.p)
+            if key in self._databases or times > 1:
+                raise ValueError(
+                    f"{release!r} shares its unknown rows with {self._databases.get(key, 'itself')}: natural noise "
+                    "is not fresh, so composing the releases as independent would under-report delta. Use "
+                    "CountingQuery.repeat(k) for k releases of one count, ppk.OverlappingCounts for counts over "
+                    "overlapping groups, ppk.HistogramQuery for a histogram.")
+            label = name or repr(release)
+            self._databases[key] = label
+            pld = PrivacyLossDistribution.from_counting_query(release, value_discretization_interval=dx)
+        elif isinstance(release, PrivacyLossDistribution):
+            label = name or f"PLD #{len(self._plan) + 1}"
+            pld = release
+        elif type(release).__name__ in ("HistogramQuery", "OverlappingCounts"):
+            raise TypeError(f"{type(release).__name__} has no privacy loss distribution yet (its delta is a "
+                            "bracket of the whole release): it cannot be composed with other releases here")
+        else:
+            raise TypeError(f"release must be a PrivacyLossDistribution or a CountingQuery, got "
+                            f"{type(release).__name__}; Gaussian and Laplace mechanisms: add_gaussian, add_laplace")
+        pld.composition = self.composition
+        self._plan.append((label, pld, times))
+        self._composed = None
+        return self
+
+    def add_gaussian(self, *, sigma: float, sensitivity: float = 1.0, times: int = 1) -> "Accountant":
+        """Add ``times`` runs of the Gaussian mechanism (sigma in the units of ``sensitivity``)."""
+        pld = PrivacyLossDistribution.from_gaussian(sigma=sigma, sensitivity=sensitivity,
+                                                    value_discretization_interval=self.value_discretization_interval)
+        return self.add(pld, times=times, name=f"Gaussian(sigma={sigma:g}, sensitivity={sensitivity:g})")
+
+    def add_laplace(self, *, scale: float, sensitivity: float = 1.0, times: int = 1) -> "Accountant":
+        """Add ``times`` runs of the Laplace mechanism."""
+        pld = PrivacyLossDistribution.from_laplace(scale=scale, sensitivity=sensitivity,
+                                                   value_discretization_interval=self.value_discretization_interval)
+        return self.add(pld, times=times, name=f"Laplace(scale={scale:g}, sensitivity={sensitivity:g})")
+
+    # -- the composed curve ------------------------------------------------------------------------
+    def pld(self) -> PrivacyLossDistribution:
+        """The composed privacy loss distribution of the whole plan (computed once)."""
+        if not self._plan:
+            raise ValueError("the plan is empty: add releases first")
+        if self._composed is None:
+            out: PrivacyLossDistribution | None = None
+            for i, (label, pld, times) in enumerate(self._plan, 1):
+                if self.progress:
+                    print(f"ppk accountant: composing {i}/{len(self._plan)}: {label} x {times}", file=sys.stderr,
+                          flush=True)
+                part = pld.self_compose(times) if times > 1 else pld
+                out = part if out is None else out.compose(part)
+            self._composed = out
+        assert self._composed is not None
+        return self._composed
+
+    @overload
+    def delta_bracket(self, eps: float) -> tuple[float, float]: ...
+    @overload
+    def delta_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray]: ...
+    def delta_bracket(self, eps: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
+        """(lower, upper) on the plan's delta(eps): certified, vectorised over eps."""
+        return self.pld().delta_bracket(eps)
+
+    @overload
+    def delta(self, eps: float) -> float: ...
+    @overload
+    def delta(self, eps: npt.ArrayLike) -> FloatArray: ...
+    def delta(self, eps: npt.ArrayLike) -> float | FloatArray:
+        """The plan's delta(eps), reported as the certified upper end."""
+        lo, hi = self.delta_bracket(eps)
+        return hi
+
+    def epsilon(self, delta: float) -> float:
+        """The smallest eps whose certified delta is <= ``delta`` (rounded up)."""
+        return self.pld().get_epsilon_for_delta(delta)

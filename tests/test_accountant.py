@@ -1,0 +1,46 @@
+"""ppk.Accountant: a plan of releases composed with a certified bracket; shared natural noise refused."""
+import math
+
+import numpy as np
+import pytest
+
+import ppk
+from ppk.baselines import analytic_gaussian_delta
+
+
+def test_a_plan_of_gaussians_is_the_gaussian_with_the_pooled_sigma():
+    acc = ppk.Accountant(value_discretization_interval=1e-3).add_gaussian(sigma=2.0, times=3).add_gaussian(sigma=4.0)
+    pooled = 1 / math.sqrt(3 / 4 + 1 / 16)
+    eps = np.array([0.1, 0.5, 1.0, 2.0])
+    lo, hi = acc.delta_bracket(eps)
+    exact = analytic_gaussian_delta(sigma=pooled, eps=eps)
+    assert np.all(lo <= exact) and np.all(exact <= hi) and np.all(hi <= exact * 1.01)
+    assert acc.delta(1.0) == hi[2]
+    e = acc.epsilon(1e-4)
+    assert acc.delta(e) <= 1e-4 < acc.delta(e * 0.999)
+
+
+def test_counting_queries_of_one_database_are_refused():
+    q = ppk.CountingQuery(n=1001, known=0, p=0.4, sigma=3.0)
+    acc = ppk.Accountant(value_discretization_interval=1e-3).add(q)
+    with pytest.raises(ValueError, match="repeat"):
+        acc.add(q.with_sigma(5.0))
+    with pytest.raises(ValueError, match="not fresh"):
+        ppk.Accountant().add(q, times=2)
+    other = ppk.CountingQuery(n=1001, known=10, p=0.4, sigma=3.0)   # another attacker: another model
+    assert acc.add(other).delta(0.5) >= ppk.Accountant(value_discretization_interval=1e-3).add(q).delta(0.5)
+
+
+def test_releases_without_a_pld_are_refused_clearly():
+    h = ppk.HistogramQuery(n=100, known=0, probs=[0.5, 0.5], sigma=1.0)
+    with pytest.raises(TypeError, match="HistogramQuery has no privacy loss distribution"):
+        ppk.Accountant().add(h)
+    with pytest.raises(TypeError, match="add_gaussian"):
+        ppk.Accountant().add("gaussian")
+    with pytest.raises(ValueError, match="empty"):
+        ppk.Accountant().delta(1.0)
+
+
+def test_progress_is_reported(capsys):
+    ppk.Accountant(value_discretization_interval=1e-2, progress=True).add_laplace(scale=5.0, times=3).delta(0.5)
+    assert "composing 1/1" in capsys.readouterr().err
