@@ -150,3 +150,22 @@ def test_dp_accounting_names_port_code():
     assert profile(0.1) == two.delta_bracket(0.1)[1]
     with pytest.raises(NotImplementedError, match="sampling_prob"):
         PLD.from_gaussian_mechanism(standard_deviation=2.0, sampling_prob=0.1)
+
+
+@pytest.mark.parametrize("eps", [0.3, 0.8, 1.5])
+def test_two_fold_laplace_against_integrated_densities(eps):
+    from scipy import integrate
+    b = 1.5
+    p = lambda x: math.exp(-abs(x) / b) / (2 * b)          # noqa: E731
+    q = lambda x: math.exp(-abs(x - 1) / b) / (2 * b)      # noqa: E731
+
+    def positive(first, second):
+        f = lambda y, x: max(0.0, first(x) * first(y) - math.exp(eps) * second(x) * second(y))  # noqa: E731
+        # the integrand has kinks at 0 and 1 on each axis: integrate piecewise
+        edges = [-40.0, 0.0, 1.0, 41.0]
+        return sum(integrate.dblquad(f, edges[i], edges[i + 1], edges[j], edges[j + 1], epsabs=1e-13,
+                                     epsrel=1e-11)[0] for i in range(3) for j in range(3))
+
+    exact = max(positive(p, q), positive(q, p))
+    lo, hi = PLD.from_laplace(scale=b, value_discretization_interval=1e-3).self_compose(2).delta_bracket(eps)
+    assert lo <= exact * (1 + 1e-8) and exact <= hi * (1 + 1e-8) and hi - lo < 0.01 * exact
