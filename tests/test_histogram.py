@@ -2,7 +2,6 @@
 reductions (the DP limit, k releases of one count, disjoint groups, two categories), properties of
 the bracket, calibration and bad input."""
 import math
-import warnings
 
 import numpy as np
 import pytest

@@ -12,7 +12,6 @@ from __future__ import annotations
 import sys
 from typing import Any, overload
 
-import numpy as np
 import numpy.typing as npt
 
 from ._typing import FloatArray

@@ -590,7 +590,6 @@ class PrivacyLossDistribution:
         m = self._buckets
         n = m.p.size
         k = np.arange(m.offset, m.offset + n).astype(np.float64)
-        sign = 1.0 if order == 0 else -1.0
         p, q = (m.p, m.q) if order == 0 else (m.q, m.p)
         # in the mirrored order bucket k holds -L in [-k Delta, -(k - w) Delta]
         top = (k if order == 0 else -(k - m.width)) * dx        # the largest loss of each bucket (this order)
