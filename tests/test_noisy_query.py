@@ -27,6 +27,9 @@ NATURAL = {   # name: (law, exact pmf for the oracle, sensitivity)
     "beta-binomial U": (lambda: noise.BetaBinomial(9, 0.5, 0.5), lambda: O.beta_binomial(9, 0.5, 0.5), 1),
     "mixture": (lambda: noise.BinomialMixture(9, [0.3, 0.7], [0.15, 0.8]), lambda: O.mixture(9, [0.3, 0.7], [0.15, 0.8]), 1),
     "row sum": (lambda: noise.RowSum(ROW, 4), lambda: O.row_sum(ROW, 4), 2),
+    # a row that is not log-concave; the sum of 12 is, on its window: the threshold path
+    "row sum, row not log-concave": (lambda: noise.RowSum([0.5, 0.3, 0.2], 12),
+                                     lambda: O.row_sum([0.5, 0.3, 0.2], 12), 2),
     "pmf": (lambda: noise.Pmf(np.log(BIMODAL), offset=0), lambda: [mp.mpf(x) for x in BIMODAL], 1),
 }
 ADDED = {   # name: (law, oracle(pmf, eps, sensitivity))
@@ -50,10 +53,17 @@ def test_every_law_and_noise_agrees_with_the_oracle(natural, added):
     assert q.log_delta(EPS) == pytest.approx(ref, abs=1e-9), q.path
     assert q.log_delta_upper(EPS) >= ref - 1e-13
     expected = {"none": "lattice sum"}.get(added) or (
-        "threshold" if law().log_concave else ("lattice sum" if add().lattice else "crossings"))
+        "threshold" if law().log_concave or law().window(64.0).log_concave
+        else ("lattice sum" if add().lattice else "crossings"))
     if natural == "binomial" and added in ("gaussian", "none"):
         expected = "counting kernel"
     assert q.path == expected
+
+
+def test_a_sum_of_rows_that_are_not_log_concave_takes_the_threshold_path():
+    law = noise.RowSum([0.5, 0.3, 0.2], 12)
+    assert not law.log_concave and law.window(64.0).log_concave
+    assert ppk.NoisyQuery(natural=law, added=noise.Gaussian(1.3), sensitivity=2).path == "threshold"
 
 
 def test_binomial_with_gaussian_noise_is_counting_query_exactly():

@@ -429,7 +429,12 @@ class RowSum(NaturalNoise):
                 break
             base = base.convolve(base, part_depth)
         assert result is not None
-        return result.window(self.log_concave)
+        window = result.window(self.log_concave)
+        if not window.log_concave and _is_log_concave(np.asarray(window.log_pmf, dtype=float)):
+            # the sum of many rows is log-concave on its window even when one row is not (a central limit):
+            # what the threshold path needs is the window's own log-concavity, checked on its values
+            window = Window(window.offset, window.log_pmf, window.log_dropped, True)
+        return window
 
 
 class Pmf(NaturalNoise):

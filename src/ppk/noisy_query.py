@@ -460,8 +460,13 @@ class NoisyQuery(PrivacyCurve):
             return "counting kernel"
         if isinstance(self.added, NoNoise):
             return "lattice sum"
-        if self.natural.log_concave:
+        if self.natural.log_concave or self._window(DEPTH_START).log_concave:
+            # a law that is not log-concave can still be so on its window (a sum of many rows): the
+            # threshold formula needs only the window's own monotone likelihood ratio
             return "threshold"
+        return self._path_without_log_concavity()
+
+    def _path_without_log_concavity(self) -> str:
         return "lattice sum" if self.added.lattice else "crossings"
 
     # -- windows
@@ -502,8 +507,13 @@ class NoisyQuery(PrivacyCurve):
             return _Result(-math.inf, -math.inf)
         depth, last_dropped = DEPTH_START, math.inf     # (logs)
         while True:
-            w = self._output_window(depth) if path == "lattice sum" else self._window(depth)
-            res = self._evaluate_window(w, eps, path, depth)
+            w = self._window(depth)
+            here = path
+            if here == "threshold" and not (self.natural.log_concave or w.log_concave):
+                here = self._path_without_log_concavity()   # this deeper window is not log-concave
+            if here == "lattice sum":
+                w = self._output_window(depth)
+            res = self._evaluate_window(w, eps, here, depth)
             slack = w.log_dropped + float(np.logaddexp(0.0, eps))          # (1 + e^eps) D
             upper = float(np.logaddexp(res.log_upper, slack))
             negligible = slack <= res.log_delta + _LOG_TINY_RELATIVE or res.log_delta == -math.inf
