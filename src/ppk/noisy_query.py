@@ -56,6 +56,7 @@ UNIMODAL_MIN = 20_000  # log-concave windows wider than this are summed around e
 CELL_BUDGET = 20_000   # most cell bounds the crossings search evaluates to certify a negative region
 CONVOLUTION_BUDGET = 3e9   # most multiply-adds of a lattice-sum convolution
 _LOG_TINY_RELATIVE = math.log(1e-11)   # the window's slack is negligible below this fraction of delta
+_LOG_TIGHT = 1e-9                       # an upper bound within this (in log) of the estimate needs no other cap
 _ROUNDING = 1e-14      # relative rounding allowance of one tail sum (logs from double-precision pieces)
 
 
@@ -522,6 +523,10 @@ class NoisyQuery(PrivacyCurve):
             last_dropped = w.log_dropped
             depth *= 2
         upper = min(upper, cap, 0.0)
+        if not negligible or not upper <= res.log_delta + _LOG_TIGHT:
+            # the window's bound is loose: the natural noise alone may bound delta better (post-processing);
+            # it costs a lattice sum over the whole window, so only here
+            upper = min(upper, self._noiseless_cap(eps))
         if not negligible:   # delta is below what the deepest window resolves: report the bound
             return _Result(upper, upper)
         return _Result(min(res.log_delta, upper), upper)
@@ -551,7 +556,8 @@ class NoisyQuery(PrivacyCurve):
         return _Result(best_est, best_up)
 
     def _cap(self, eps: float) -> float:
-        """Upper bounds by post-processing: the added noise alone, and the natural noise alone."""
+        """Upper bounds by post-processing, in closed form: the added noise alone (the natural noise alone,
+        a lattice sum, is :meth:`_noiseless_cap`)."""
         caps = [0.0]
         s = float(self.sensitivity)
         if isinstance(self.added, Gaussian):
@@ -559,12 +565,16 @@ class NoisyQuery(PrivacyCurve):
         elif isinstance(self.added, Laplace):
             x = (eps - s / self.added.scale) / 2
             caps.append(float(log1mexp(x)))
-        if not isinstance(self.added, NoNoise):
-            if self._noiseless is None:
-                self._noiseless = NoisyQuery(natural=self.natural, added=NoNoise(), sensitivity=self.sensitivity)
-                self._noiseless._windows = self._windows
-            caps.append(self._noiseless._evaluate(eps).log_upper)
         return min(caps)
+
+    def _noiseless_cap(self, eps: float) -> float:
+        """The natural noise alone: adding noise is post-processing, so its delta bounds ours."""
+        if isinstance(self.added, NoNoise):
+            return 0.0
+        if self._noiseless is None:
+            self._noiseless = NoisyQuery(natural=self.natural, added=NoNoise(), sensitivity=self.sensitivity)
+            self._noiseless._windows = self._windows
+        return self._noiseless._evaluate(eps).log_upper
 
     def _curve(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
         flat, scalar = real_array("eps", eps, minimum=0.0)
