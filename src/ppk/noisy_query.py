@@ -56,7 +56,7 @@ UNIMODAL_MIN = 20_000  # log-concave windows wider than this are summed around e
 CELL_BUDGET = 20_000   # most cell bounds the crossings search evaluates to certify a negative region
 CONVOLUTION_BUDGET = 3e9   # most multiply-adds of a lattice-sum convolution
 _LOG_TINY_RELATIVE = math.log(1e-11)   # the window's slack is negligible below this fraction of delta
-_LOG_TIGHT = 1e-9                       # an upper bound within this (in log) of the estimate needs no other cap
+_LOG_TIGHT = 1e-3      # an upper bound within this (in log) of the estimate: the noiseless cap, >= delta, cannot help
 _ROUNDING = 1e-14      # relative rounding allowance of one tail sum (logs from double-precision pieces)
 
 
