@@ -79,6 +79,26 @@ void register_counting(py::module_& m) {
            "(log P(O_1 > o*), log P(O_0 > o*)) with L(o*) = eps for each eps >= 0; mirrored: the pair "
            "with X -> N - X (gives the forward pair's lower tails at -eps).");
 
+  m.def("counting_log_delta_upper_many",
+        [](std::int64_t N, const DoubleArray& ps, double sigma, double eps) {
+          if (N < 0 || N > kMaxN) throw std::invalid_argument("N must be in [0, 1e12]");
+          check_sigma(sigma);
+          if (!(eps >= 0) || std::isinf(eps)) throw std::invalid_argument("eps must be finite and >= 0");
+          const auto n = static_cast<std::int64_t>(ps.size());
+          const double* p = ps.data();
+          for (std::int64_t i = 0; i < n; ++i)
+            if (!(p[i] >= 0 && p[i] <= 1)) throw std::invalid_argument("p must be in [0, 1]");
+          std::vector<double> out(n);
+          // one law per p: many small evaluations, spread over both cores without Python in between
+          run_interruptible(n, [&](std::int64_t i) {
+            const ppk::DeltaBounds r = ppk::NoisyCount(N, p[i], /*cache_pmf=*/false).evaluate(sigma, eps);
+            out[i] = log_to_double(std::max(r.log_upper, r.log_delta), true);
+          });
+          return to_numpy(std::move(out));
+        },
+        py::arg("N"), py::arg("ps"), py::arg("sigma"), py::arg("eps"),
+        "log of the certified upper bound on delta(eps) of a + Bin(N, p) + N(0, sigma^2) for every p in ps.");
+
   m.def("gaussian_log_delta",
         [](double sigma, const DoubleArray& eps, double sensitivity) {
           check_sigma(sigma);

@@ -19,7 +19,7 @@ import numpy.typing as npt
 
 from . import _core
 
-__all__ = ["Curve", "METHODS", "counting_curve", "counting_log_delta_upper", "counting_tail_logs",
+__all__ = ["Curve", "METHODS", "counting_curve", "counting_log_delta_upper", "counting_log_delta_upper_many", "counting_tail_logs",
            "gaussian_curve", "gaussian_log_delta_upper", "mixture_log_delta_bracket", "norm_logsf", "binom_logpmf", "hypergeom_logpmf",
            "convolve_longdouble", "ridge_sensitivities", "clear_caches"]
 
@@ -71,6 +71,12 @@ def counting_curve(n_unknown: int, p: float, *, sigma: float, eps: npt.ArrayLike
 def counting_log_delta_upper(n_unknown: int, p: float, *, sigma: float, eps: float) -> float:
     """Log of the certified upper bound on delta(eps) of the noisy count (one point)."""
     return float(_noisy_count(n_unknown, p).log_delta(sigma, np.array([eps], dtype=np.float64))[1][0])
+
+
+def counting_log_delta_upper_many(n_unknown: int, ps: npt.ArrayLike, *, sigma: float, eps: float) -> FloatArray:
+    """Log of the certified upper bound on delta(eps) of the noisy count for each bias in ``ps`` (one
+    C++ call, both cores, the GIL released: Algorithm 2's grid check over p)."""
+    return _core.counting_log_delta_upper_many(n_unknown, np.ascontiguousarray(ps, dtype=np.float64), sigma, eps)
 
 
 def counting_tail_logs(n_unknown: int, p: float, *, sigma: float, eps: FloatArray,

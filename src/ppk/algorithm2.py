@@ -75,6 +75,12 @@ class _Added:
             return alg1(n=n, known=known, p=p, eps=eps, delta=delta).sigma
         return calibrate(natural=Binomial(n - known - 1, p), added=self.name, eps=eps, delta=delta).scale
 
+    def log_upper_many(self, N: int, ps: np.ndarray, scale: float, eps: float, pool: ThreadPoolExecutor) -> list[float]:
+        """:meth:`log_upper` at every bias in ``ps`` (the Gaussian in one C++ call)."""
+        if self.name == "gaussian":
+            return [float(x) for x in _kernels.counting_log_delta_upper_many(N, ps, sigma=scale, eps=eps)]
+        return list(pool.map(lambda p: self.log_upper(N, float(p), scale, eps), ps))
+
     def log_upper(self, N: int, p: float, scale: float, eps: float) -> float:
         """log of the certified upper bound on delta(eps) of the count with natural noise Bin(N, p)."""
         if self.name == "gaussian":
@@ -331,13 +337,20 @@ def _ppk_sigma(n: int, known: int, p_lo: float, p_hi: float, eps: float, kappa4:
             return math.inf
         ends = list(pool.map(lambda p: added.ppk_scale(n, known, p, eps, kappa4), (p_lo, p_hi)))
         sigma = max(ends)
+        # delta is non-increasing in sigma (adding noise is post-processing): a grid point that met
+        # kappa4 at some sigma meets it at every larger one, so each pass checks only the points not yet met
+        met: set[float] = set()
         while sigma < sigma_dp:
             grid, sigma = _grid(p_lo, p_hi, N, sigma)
-            logs = list(pool.map(lambda p: added.log_upper(N, float(p), sigma, eps), grid))
+            todo = np.array([p for p in grid if float(p) not in met])
+            if todo.size == 0:
+                return sigma
+            logs = np.asarray(added.log_upper_many(N, todo, sigma, eps, pool))
+            met.update(float(p) for p in todo[logs <= target])
             worst = int(np.argmax(logs))
             if logs[worst] <= target:
                 return sigma
-            sigma = max(sigma, added.ppk_scale(n, known, float(grid[worst]), eps, kappa4))
+            sigma = max(sigma, added.ppk_scale(n, known, float(todo[worst]), eps, kappa4))
         return sigma
 
 

@@ -556,13 +556,14 @@ class NoisyCountDirection {
 // to the plain Gaussian mechanism (X constant).
 class NoisyCount {
  public:
-  NoisyCount(std::int64_t N, double p)
+  // cache_pmf = false for a law evaluated once (building the table costs more than one evaluation reads)
+  NoisyCount(std::int64_t N, double p, bool cache_pmf = true)
       : degenerate_(N == 0 || p <= 0 || p >= 1),
         symmetric_(p == 0.5),
         fwd_(degenerate_ ? 1 : N, degenerate_ ? 0.5L : static_cast<real>(p),
-             degenerate_ ? 0.5L : 1.0L - static_cast<real>(p)),
+             degenerate_ ? 0.5L : 1.0L - static_cast<real>(p), cache_pmf),
         bwd_(degenerate_ || symmetric_ ? 1 : N, degenerate_ || symmetric_ ? 0.5L : 1.0L - static_cast<real>(p),
-             degenerate_ || symmetric_ ? 0.5L : static_cast<real>(p)) {}
+             degenerate_ || symmetric_ ? 0.5L : static_cast<real>(p), cache_pmf) {}
 
   bool degenerate() const { return degenerate_; }
 
