@@ -91,6 +91,7 @@ void register_counting(py::module_& m) {
           std::vector<double> out(n);
           // one law per p: many small evaluations, spread over both cores without Python in between
           run_interruptible(n, [&](std::int64_t i) {
+            // one evaluation per law: building the pmf table would cost more than the evaluation reads
             const ppk::DeltaBounds r = ppk::NoisyCount(N, p[i], /*cache_pmf=*/false).evaluate(sigma, eps);
             out[i] = log_to_double(std::max(r.log_upper, r.log_delta), true);
           });
