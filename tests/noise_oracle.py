@@ -60,12 +60,14 @@ def discrete_laplace(t, reach):
     return [c * mp.exp(-abs(mp.mpf(z)) / t) for z in range(-reach, reach + 1)]
 
 
-def lattice_delta(pmf, eps, sensitivity):
-    """max over d of sum_o (Y(o-d) - e^eps Y(o))_+ for the pmf Y of X + Z (any offset)."""
+def lattice_delta(pmf, eps, sensitivity, shifts=None):
+    """max over d of sum_o (Y(o-d) - e^eps Y(o))_+ for the pmf Y of X + Z (any offset); d ranges over
+    +-1..sensitivity, or over +-shifts when given."""
     e = mp.exp(mp.mpf(eps))
     n = len(pmf)
     best = mp.mpf(0)
-    for d in [s for s in range(-sensitivity, sensitivity + 1) if s]:
+    ds = range(1, sensitivity + 1) if shifts is None else shifts
+    for d in [sign * s for s in ds for sign in (1, -1)]:
         total = mp.mpf(0)
         for i in range(min(0, d), n + max(0, d)):
             p = pmf[i - d] if 0 <= i - d < n else 0

@@ -60,6 +60,21 @@ def test_every_law_and_noise_agrees_with_the_oracle(natural, added):
     assert q.path == expected
 
 
+def test_exact_shifts():
+    # the difference of two histogram bins: the challenge row moves the output by exactly 2
+    law = noise.RowSum([0.2, 0.5, 0.3], 6)
+    add = noise.DiscreteGaussian(1.3)
+    q = ppk.NoisyQuery(natural=law, added=add, shifts=(2,))
+    assert q.sensitivity == 2 and q.shifts == (2,) and "shifts=(2,)" in repr(q)
+    ref = O.lattice_delta(O.convolve(O.row_sum([0.2, 0.5, 0.3], 6), O.discrete_gaussian(1.3, 40)), EPS, 2,
+                          shifts=(2,))
+    assert q.log_delta(EPS) == pytest.approx(float(mp.log(ref)), abs=1e-9)
+    both = ppk.NoisyQuery(natural=law, added=add, sensitivity=2)
+    assert both.log_delta(EPS) >= q.log_delta(EPS)
+    with pytest.raises(ValueError, match="shifts entry must be >= 1"):
+        ppk.NoisyQuery(natural=law, added=add, shifts=(0, 2))
+
+
 def test_a_sum_of_rows_that_are_not_log_concave_takes_the_threshold_path():
     law = noise.RowSum([0.5, 0.3, 0.2], 12)
     assert not law.log_concave and law.window(64.0).log_concave

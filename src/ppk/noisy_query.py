@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Callable
+from typing import Callable, Sequence
 
 import numpy as np
 import numpy.typing as npt
@@ -428,6 +428,10 @@ class NoisyQuery(PrivacyCurve):
     sensitivity : int
         Largest change of the query by one row: the challenge row shifts the output by an integer
         ``d`` with ``1 <= |d| <= sensitivity`` (1 for a count).
+    shifts : sequence of int, optional
+        Instead of ``sensitivity``: exactly the shifts ``|d|`` the challenge row can cause (e.g.
+        ``(2,)`` for the difference of two bins of a histogram, where the row moves from one to the
+        other).  delta is the maximum over these shifts, in both directions.
 
     Examples
     --------
@@ -437,7 +441,8 @@ class NoisyQuery(PrivacyCurve):
     True
     """
 
-    def __init__(self, *, natural: NaturalNoise, added: AddedNoise, sensitivity: int = 1):
+    def __init__(self, *, natural: NaturalNoise, added: AddedNoise, sensitivity: int = 1,
+                 shifts: Sequence[int] | None = None):
         if not isinstance(natural, NaturalNoise):
             raise TypeError(f"natural must be a law of ppk.noise (Binomial, PoissonBinomial, ...), got "
                             f"{type(natural).__name__}")
@@ -445,19 +450,29 @@ class NoisyQuery(PrivacyCurve):
             raise TypeError(f"added must be a law of ppk.noise (Gaussian, Laplace, DiscreteGaussian, DiscreteLaplace, "
                             f"NoNoise), got {type(added).__name__}")
         self.natural, self.added = natural, added
-        self.sensitivity = integer("sensitivity", sensitivity, minimum=1, maximum=MAX_SENSITIVITY)
+        if shifts is None:
+            self.sensitivity = integer("sensitivity", sensitivity, minimum=1, maximum=MAX_SENSITIVITY)
+            self.shifts: tuple[int, ...] = tuple(range(1, self.sensitivity + 1))
+        else:
+            self.shifts = tuple(sorted({integer("shifts entry", d, minimum=1, maximum=MAX_SENSITIVITY)
+                                        for d in shifts}))
+            if not self.shifts:
+                raise ValueError("shifts must name at least one shift")
+            self.sensitivity = self.shifts[-1]
         self._windows: dict[float, Window] = {}
         self._convolved: dict[float, Window] = {}
         self._engines: dict[tuple[int, bool], _Engine] = {}
         self._noiseless: NoisyQuery | None = None
 
     def __repr__(self) -> str:
+        if self.shifts != tuple(range(1, self.sensitivity + 1)):
+            return f"NoisyQuery(natural={self.natural!r}, added={self.added!r}, shifts={self.shifts})"
         return f"NoisyQuery(natural={self.natural!r}, added={self.added!r}, sensitivity={self.sensitivity})"
 
     @property
     def path(self) -> str:
         """Which computation gives delta (one of :data:`PATHS`)."""
-        if isinstance(self.natural, Binomial) and isinstance(self.added, (Gaussian, NoNoise)) and self.sensitivity == 1:
+        if isinstance(self.natural, Binomial) and isinstance(self.added, (Gaussian, NoNoise)) and self.shifts == (1,):
             return "counting kernel"
         if isinstance(self.added, NoNoise):
             return "lattice sum"
@@ -540,7 +555,7 @@ class NoisyQuery(PrivacyCurve):
     def _evaluate_window(self, w: Window, eps: float, path: str, depth: float) -> _Result:
         best_est, best_up = -math.inf, -math.inf
         certified = True
-        for d in range(1, self.sensitivity + 1):
+        for d in self.shifts:
             for mirrored in (False, True):     # shift +d, and -d as +d on the mirror (the noise is symmetric)
                 engine = self._engine(w, mirrored, depth)
                 if path == "lattice sum":
@@ -572,7 +587,7 @@ class NoisyQuery(PrivacyCurve):
         if isinstance(self.added, NoNoise):
             return 0.0
         if self._noiseless is None:
-            self._noiseless = NoisyQuery(natural=self.natural, added=NoNoise(), sensitivity=self.sensitivity)
+            self._noiseless = NoisyQuery(natural=self.natural, added=NoNoise(), shifts=self.shifts)
             self._noiseless._windows = self._windows
         return self._noiseless._evaluate(eps).log_upper
 
