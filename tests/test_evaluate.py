@@ -93,3 +93,40 @@ def test_ctrl_c_stops_the_sweep_keeps_the_points_done_and_leaves_no_worker(tmp_p
         assert sum(1 for _ in fh) == done + 1         # the header and every finished point
     with pytest.raises(ProcessLookupError):             # no worker process left behind
         os.killpg(proc.pid, 0)
+
+
+def _same_rows(a, b):
+    keys = [k for k in evaluation.COLUMNS if k != "seconds"]
+    for ra, rb in zip(a, b):
+        for k in keys:
+            x, y = ra[k], rb[k]
+            assert (isinstance(x, float) and math.isnan(x) and math.isnan(y)) or x == y, (k, x, y)
+    assert len(a) == len(b)
+
+
+@pytest.mark.filterwarnings("ignore")   # dask's own warnings (ports, deprecations) are not ours
+def test_a_dask_cluster_gives_the_same_csv_as_the_process_pool(tmp_path, capsys):
+    distributed = pytest.importorskip("distributed")
+    points = evaluation.grid_points("tiny")
+    local = evaluation.run_sweep(points, jobs=2, progress=False)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                  worker_dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            _same_rows(evaluation.run_sweep(points, executor=client.get_executor(), progress=False), local)
+        # and from the command line, connecting to the running scheduler
+        out = tmp_path / "dask"
+        assert main(["evaluate", "--grid", "tiny", "--scheduler", cluster.scheduler_address, "--out", str(out),
+                     "--no-figures", "--quiet"]) == 0
+    with open(out / "evaluation.csv") as fh:
+        rows = list(csv.DictReader(fh))
+    assert [float(r["sigma_ppk"]) for r in rows] == [r["sigma_ppk"] for r in local]
+    capsys.readouterr()
+
+
+@pytest.mark.filterwarnings("ignore")
+def test_no_scheduler_at_the_address_is_a_clear_error(tmp_path, capsys):
+    pytest.importorskip("distributed")
+    assert main(["evaluate", "--grid", "tiny", "--scheduler", "tcp://127.0.0.1:9", "--out", str(tmp_path),
+                 "--no-figures", "--quiet"]) == 2
+    err = capsys.readouterr().err
+    assert "--scheduler tcp://127.0.0.1:9: no dask scheduler answered" in err and "dask scheduler" in err
