@@ -62,3 +62,38 @@ class PrivacyCurve:
         they return is never too small."""
         _, log_u, scalar = self._curve(eps)
         return float(np.exp(log_u)) if scalar else np.exp(log_u)
+
+
+class BracketedCurve(PrivacyCurve):
+    """A curve known between two certified ends: the class defines ``_log_bracket(eps) -> (log_lower,
+    log_upper, scalar)``; ``delta`` and ``log_delta`` report the upper end (never under-reported), and
+    ``delta_bracket`` / ``log_delta_bracket`` give both."""
+
+    __slots__ = ()
+
+    def _log_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
+        raise NotImplementedError
+
+    def _curve(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
+        _, upper, scalar = self._log_bracket(eps)
+        return upper, upper, scalar
+
+    @overload
+    def log_delta_bracket(self, eps: float) -> tuple[float, float]: ...
+    @overload
+    def log_delta_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray]: ...
+    def log_delta_bracket(self, eps: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
+        """Natural logs of :meth:`delta_bracket`."""
+        lower, upper, scalar = self._log_bracket(eps)
+        return (float(lower), float(upper)) if scalar else (lower, upper)
+
+    @overload
+    def delta_bracket(self, eps: float) -> tuple[float, float]: ...
+    @overload
+    def delta_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray]: ...
+    def delta_bracket(self, eps: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
+        """``(lower, upper)``: certified ends between which delta(eps) lies (vectorised over eps)."""
+        lower, upper, scalar = self._log_bracket(eps)
+        if scalar:
+            return float(np.exp(lower)), float(np.exp(upper))
+        return np.exp(lower), np.exp(upper)

@@ -16,7 +16,8 @@ What ppk computes (docs/histograms.md proves each step):
   (the attacker learns ``M`` anyway) and when only two categories are possible.
 * That upper end is non-increasing in ``pi_a`` and in ``pi_b`` (more rows in the pair is
   post-processing), so the worst ordered pairs are the two smallest categories, in both orders.
-* Any single bin is a count with natural noise ``Bin(N, pi_a)``: its delta is a lower end.
+* Any single bin is a count with natural noise ``Bin(N, pi_a)``, and the worst pair's difference
+  ``y_a - y_b`` a count of natural noise ``X_a - X_b`` shifted by 2: their deltas are lower ends.
 * ``H_M`` is non-increasing in ``M``, so buckets of ``M`` bracket the expectation with certainty
   (``ppk/histogram.hpp``); the bracket is refined to ``rtol``.
 """
@@ -24,13 +25,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Sequence, overload
+from typing import Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _kernels
-from ._curve import PrivacyCurve
+from ._curve import BracketedCurve
 from ._random import as_source, warn_if_seeded
 from ._search import log_target, smallest_feasible
 from ._typing import FloatArray, RngLike
@@ -62,11 +63,13 @@ def probabilities(name: str, values: npt.ArrayLike, *, minimum_length: int = 2) 
     return tuple(float(x) / total for x in flat)
 
 
-class HistogramQuery(PrivacyCurve):
+class HistogramQuery(BracketedCurve):
     """Every bin of a ``k``-category histogram plus Gaussian noise, against an attacker who knows ``known`` rows.
 
     :meth:`delta` and :meth:`log_delta` report the certified upper end of the privacy curve (exact
-    at ``sigma = 0`` up to the summation bracket); :meth:`delta_bracket` gives both ends.
+    at ``sigma = 0`` up to the summation bracket); :meth:`delta_bracket` gives both ends: the upper
+    one reveals ``M = X_a + X_b`` to the attacker, the lower one is the best single bin or the worst
+    pair's difference (``lower``).
 
     Parameters
     ----------
@@ -226,34 +229,6 @@ class HistogramQuery(PrivacyCurve):
         lower = np.minimum(lower, upper)
         shape = np.shape(eps)
         return lower.reshape(shape), upper.reshape(shape), scalar
-
-    def _curve(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
-        _, upper, scalar = self._log_bracket(eps)
-        return upper, upper, scalar
-
-    @overload
-    def log_delta_bracket(self, eps: float) -> tuple[float, float]: ...
-    @overload
-    def log_delta_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray]: ...
-    def log_delta_bracket(self, eps: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
-        """Natural logs of :meth:`delta_bracket`."""
-        lower, upper, scalar = self._log_bracket(eps)
-        return (float(lower), float(upper)) if scalar else (lower, upper)
-
-    @overload
-    def delta_bracket(self, eps: float) -> tuple[float, float]: ...
-    @overload
-    def delta_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray]: ...
-    def delta_bracket(self, eps: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
-        """``(lower, upper)``: certified ends between which the histogram's delta(eps) lies.
-
-        ``upper`` reveals ``M = X_a + X_b`` to the attacker (exact at ``sigma = 0``); ``lower`` is the
-        best single bin.  Both are certified: rounding and the summation over ``M`` are bounded.
-        """
-        lower, upper, scalar = self._log_bracket(eps)
-        if scalar:
-            return float(np.exp(lower)), float(np.exp(upper))
-        return np.exp(lower), np.exp(upper)
 
 
 @dataclass(frozen=True)

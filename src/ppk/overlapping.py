@@ -26,13 +26,13 @@ import itertools
 import math
 import warnings
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Sequence, overload
+from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from . import _kernels
-from ._curve import PrivacyCurve
+from ._curve import BracketedCurve
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
 from .algorithm1 import alg1
@@ -66,7 +66,7 @@ def _pooled_sigma(sigmas: Iterable[float]) -> float:
     return 1.0 / math.sqrt(math.fsum(1.0 / (x * x) for x in s))
 
 
-class OverlappingCounts(PrivacyCurve):
+class OverlappingCounts(BracketedCurve):
     """k noisy counts over overlapping groups of rows with shared natural noise; delta bracketed.
 
     :meth:`delta` and :meth:`log_delta` report the certified upper end; :meth:`delta_bracket` gives
@@ -171,9 +171,6 @@ class OverlappingCounts(PrivacyCurve):
         return f"OverlappingCounts(atoms={self.atoms!r}, p={self.p!r}, sigmas={list(self.sigmas)!r})"
 
     # -- candidates ----------------------------------------------------------------------------
-    def _rows_in(self, query: int) -> int:
-        return sum(size for pattern, size in self.atoms.items() if query in pattern)
-
     def _candidates(self) -> tuple[dict[Pattern, tuple[int, float]], dict[Pattern, list[tuple[int, float]]]]:
         """Per atom: the upper end's (rows, sigma) and the lower end's Pareto candidates."""
         live = [pat for pat, size in self.atoms.items() if size > 0 and pat]
@@ -224,7 +221,10 @@ class OverlappingCounts(PrivacyCurve):
         curve = _kernels.counting_curve(rows, self.p, sigma=sigma, eps=eps)
         return curve.log_delta, curve.log_delta_upper
 
-    def _by_atom(self, eps: FloatArray) -> tuple[dict[Pattern, FloatArray], dict[Pattern, FloatArray]]:
+    def _by_atom(self, eps: FloatArray, *, lower: bool = True) -> tuple[dict[Pattern, FloatArray],
+                                                                         dict[Pattern, FloatArray]]:
+        """(lower end, upper end) per atom that can attain the maximum; ``lower=False`` skips the
+        lower end's counts."""
         cache: dict[tuple[int, float], tuple[FloatArray, FloatArray]] = {}
 
         def count(c: tuple[int, float]) -> tuple[FloatArray, FloatArray]:
@@ -234,10 +234,12 @@ class OverlappingCounts(PrivacyCurve):
 
         worst_upper = set(_pareto(self._upper.values()))
         upper = {t: count(c)[1] for t, c in self._upper.items() if c in worst_upper}
+        if not lower:
+            return {}, upper
         worst_lower = set(_pareto(c for cands in self._lower.values() for c in cands))
-        lower = {t: np.max([count(c)[0] for c in cands if c in worst_lower], axis=0)
-                 for t, cands in self._lower.items() if any(c in worst_lower for c in cands)}
-        return lower, upper
+        lows = {t: np.max([count(c)[0] for c in cands if c in worst_lower], axis=0)
+                for t, cands in self._lower.items() if any(c in worst_lower for c in cands)}
+        return lows, upper
 
     def _log_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
         flat, scalar = real_array("eps", eps, minimum=0.0)
@@ -247,25 +249,10 @@ class OverlappingCounts(PrivacyCurve):
         shape = np.shape(eps)
         return np.minimum(lo, up).reshape(shape), up.reshape(shape), scalar
 
-    def _curve(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
-        _, up, scalar = self._log_bracket(eps)
-        return up, up, scalar
-
-    @overload
-    def delta_bracket(self, eps: float) -> tuple[float, float]: ...
-    @overload
-    def delta_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray]: ...
-    def delta_bracket(self, eps: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
-        """``(lower, upper)``: certified ends between which delta(eps) lies (see the module docstring)."""
-        lo, up, scalar = self._log_bracket(eps)
-        if scalar:
-            return float(np.exp(lo)), float(np.exp(up))
-        return np.exp(lo), np.exp(up)
-
     def worst_atom(self, eps: float) -> Pattern:
         """The membership pattern whose challenge row attains the upper end at ``eps``."""
         e = real("eps", eps, minimum=0.0)
-        _, upper = self._by_atom(np.array([e]))
+        _, upper = self._by_atom(np.array([e]), lower=False)
         return max(upper, key=lambda t: (float(upper[t][0]), t))
 
     @property
