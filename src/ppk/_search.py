@@ -82,3 +82,30 @@ def smallest_feasible(f: Callable[[float], float], lo: float, hi: float, *, f_lo
         else:
             steps_since_halving += 1
     return SearchResult(x=hi, lower=lo, evaluations=evaluations)
+
+
+def smallest_feasible_scale(excess: Callable[[float], float], hi: float, *, f_zero: float,
+                            width: Callable[[float], float], grow: float) -> SearchResult:
+    """The smallest noise scale s > 0 with ``excess(s) <= 0`` (``excess`` non-increasing in s,
+    ``excess(0) = f_zero > 0``), searched in v = s^2 below a scale ``hi`` that is feasible in exact
+    arithmetic.
+
+    log delta is close to linear in the total variance (natural + added), hence in v, so regula falsi
+    converges in a few steps; ``width(s)`` is the bracket width wanted *in s*.  ``hi`` is raised by the
+    factor ``1 + grow`` while its certified bound misses the target by rounding; the scale returned is
+    one whose excess was evaluated and found <= 0 (``x``), and ``lower`` one found infeasible.
+    """
+    f_hi = excess(hi)
+    for _ in range(100):   # feasible in exact arithmetic: absorb the rounding of the two bounds
+        if f_hi <= 0:
+            break
+        hi *= 1 + grow
+        f_hi = excess(hi)
+    else:
+        raise RuntimeError(f"the scale {hi!r}, private in exact arithmetic, was not certified; please report this")
+    found = smallest_feasible(lambda v: excess(math.sqrt(v)), 0.0, hi * hi, f_lo=f_zero, f_hi=f_hi,
+                              tolerance=lambda v_hi: width(math.sqrt(v_hi)) * math.sqrt(v_hi))
+    scale = math.sqrt(found.x)
+    while excess(scale) > 0:   # sqrt(v)^2 may round below v: step up to a scale evaluated feasible
+        scale = math.nextafter(scale, math.inf)
+    return SearchResult(x=scale, lower=math.sqrt(found.lower), evaluations=found.evaluations)

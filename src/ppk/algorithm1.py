@@ -18,9 +18,8 @@ import functools
 import math
 from dataclasses import dataclass
 
-import numpy as np
 
-from ._search import log_target, smallest_feasible
+from ._search import log_target, smallest_feasible_scale
 from ._validate import real
 from .baselines import analytic_gaussian_sigma
 from . import _kernels
@@ -96,24 +95,7 @@ def alg1(*, n: int, known: int, p: float, eps: float, delta: float, error: float
     f0 = excess(0.0)
     if f0 <= 0:
         return result(0.0, 0.0, 1, REASON_NATURAL)
-    hi = analytic_gaussian_sigma(eps=eps, delta=delta, rtol=min(rtol, 1e-12))
-    f_hi = excess(hi)
-    while f_hi > 0:   # sigma_BW is feasible in exact arithmetic (docs/decisions.md); absorb rounding of the two bounds
-        hi *= 1 + 1e-12
-        f_hi = excess(hi)
+    hi = analytic_gaussian_sigma(eps=eps, delta=delta, rtol=min(rtol, 1e-12))   # feasible (docs/decisions.md)
     no_natural = base.n_unknown == 0 or base.p in (0.0, 1.0)
-
-    # Search in v = sigma^2: log delta is close to linear in the total variance
-    # N p (1-p) + sigma^2 (the Gaussian approximation of docs/decisions.md), so regula falsi
-    # converges in a few steps; the width rule is still the one on sigma.
-    def width_in_v(v_hi: float) -> float:
-        s_hi = math.sqrt(v_hi)
-        return max(atol, rtol * s_hi) * s_hi
-
-    found = smallest_feasible(lambda v: excess(math.sqrt(v)), 0.0, hi * hi, f_lo=f0, f_hi=f_hi,
-                              tolerance=width_in_v)
-    sigma = math.sqrt(found.x)
-    if excess(sigma) > 0:   # sqrt(v)^2 may round below v: step up to a sigma that was evaluated feasible
-        sigma = math.nextafter(sigma, math.inf)
-    return result(sigma, math.sqrt(found.lower), found.evaluations + 2,
-                  REASON_NO_NATURAL if no_natural else REASON_SEARCH)
+    found = smallest_feasible_scale(excess, hi, f_zero=f0, width=lambda s: max(atol, rtol * s), grow=1e-12)
+    return result(found.x, found.lower, found.evaluations + 2, REASON_NO_NATURAL if no_natural else REASON_SEARCH)

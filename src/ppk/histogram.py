@@ -33,7 +33,7 @@ import numpy.typing as npt
 from . import _kernels
 from ._curve import BracketedCurve
 from ._random import as_source, warn_if_seeded
-from ._search import log_target, smallest_feasible
+from ._search import log_target, smallest_feasible_scale
 from ._typing import FloatArray, RngLike
 from ._validate import integer, real, real_array
 
@@ -289,23 +289,9 @@ def calibrate_histogram(*, n: int, known: int, probs: Sequence[float] | npt.Arra
 
     if excess(0.0) <= 0:
         return result(0.0, 0.0)
-    hi = sigma_dp
-    for _ in range(100):   # feasible in exact arithmetic; absorb the rounding of the two bounds
-        if excess(hi) <= 0:
-            break
-        hi *= 1 + 1e-6
-    else:
-        raise RuntimeError(f"plain DP's sigma {sigma_dp} was not certified private; please report this")
-
-    def width_in_v(v_hi: float) -> float:
-        return rtol * v_hi   # sigma's relative width rtol/2 in v = sigma^2
-
-    found = smallest_feasible(lambda v: excess(math.sqrt(v)), 0.0, hi * hi, f_lo=excess(0.0), f_hi=excess(hi),
-                              tolerance=width_in_v)
-    sigma = math.sqrt(found.x)
-    while excess(sigma) > 0:   # sqrt(v)^2 may round below v: step up to a sigma evaluated feasible
-        sigma = math.nextafter(sigma, math.inf)
-    return result(sigma, math.sqrt(found.lower))
+    # sigma's relative width rtol/2: the bracket in v = sigma^2 is rtol v wide
+    found = smallest_feasible_scale(excess, sigma_dp, f_zero=excess(0.0), width=lambda s: rtol * s, grow=1e-6)
+    return result(found.x, found.lower)
 
 
 @dataclass(frozen=True)
