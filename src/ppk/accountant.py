@@ -86,8 +86,7 @@ class Accountant:
         else:
             raise TypeError(f"release must be a PrivacyLossDistribution or a CountingQuery, got "
                             f"{type(release).__name__}; Gaussian and Laplace mechanisms: add_gaussian, add_laplace")
-        pld.composition = self.composition
-        self._plan.append((label, pld, times))
+        self._plan.append((label, pld.with_composition(self.composition), times))
         self._composed = None
         return self
 

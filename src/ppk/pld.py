@@ -49,6 +49,7 @@ Masses are long doubles, so deltas far below 1e-300 stay representable (see
 """
 from __future__ import annotations
 
+import copy
 import math
 from typing import TYPE_CHECKING, Any, Callable, Mapping, overload
 
@@ -235,22 +236,45 @@ class PrivacyLossDistribution:
         def probability(name: str, value: object) -> np.longdouble:
             return LD(real(name, value, minimum=0.0, maximum=1.0 + 1e-9))
 
-        self.infinity_mass_upper = probability("infinity_mass_upper", infinity_mass_upper)  # loss +inf
-        self.infinity_mass_lower = probability("infinity_mass_lower", infinity_mass_lower)  # loss -inf
-        self._buckets = _Masses(offset, p, q, width, probability("overflow_mass_upper", overflow_mass_upper),
-                                probability("overflow_mass_lower", overflow_mass_lower))
-        self._atoms = _atoms if _atoms is not None else _atoms_of(self._buckets, self.value_discretization_interval)
-        self.pessimistic_estimate = bool(pessimistic_estimate)
-        self.max_buckets = integer("max_buckets", max_buckets, minimum=2, maximum=MAX_BUILD_BUCKETS)
+        buckets = _Masses(offset, p, q, width, probability("overflow_mass_upper", overflow_mass_upper),
+                          probability("overflow_mass_lower", overflow_mass_lower))
         if composition not in _convolution.METHODS:
             raise ValueError(f"composition must be one of {_convolution.METHODS}, got {composition!r}")
+        self._install(buckets=buckets,
+                      atoms=_atoms if _atoms is not None else _atoms_of(buckets, self.value_discretization_interval),
+                      infinity_mass_upper=probability("infinity_mass_upper", infinity_mass_upper),
+                      infinity_mass_lower=probability("infinity_mass_lower", infinity_mass_lower),
+                      pessimistic_estimate=bool(pessimistic_estimate),
+                      max_buckets=integer("max_buckets", max_buckets, minimum=2, maximum=MAX_BUILD_BUCKETS),
+                      composition=composition,
+                      log_mass_truncation_bound=real("log_mass_truncation_bound", log_mass_truncation_bound,
+                                                     maximum=-1.0),
+                      shared_noise_key=shared_noise_key)
+
+    def _install(self, *, buckets: _Masses, atoms: _Masses, infinity_mass_upper: np.longdouble,
+                 infinity_mass_lower: np.longdouble, pessimistic_estimate: bool, max_buckets: int, composition: str,
+                 log_mass_truncation_bound: float, shared_noise_key: tuple[int, int, float] | None) -> None:
+        """Every field but the interval, from validated parts (the constructor and compose share it);
+        vectors longer than ``max_buckets`` are coarsened."""
+        self.infinity_mass_upper = infinity_mass_upper   # loss +inf
+        self.infinity_mass_lower = infinity_mass_lower   # loss -inf
+        self._buckets, self._atoms = buckets, atoms
+        self.pessimistic_estimate = pessimistic_estimate
+        self.max_buckets = max_buckets
         self.composition = composition
-        self.log_mass_truncation_bound = real("log_mass_truncation_bound", log_mass_truncation_bound,
-                                              maximum=-1.0)
+        self.log_mass_truncation_bound = log_mass_truncation_bound
         self._shared_noise_key = shared_noise_key
         self._sums: tuple | None = None
         while max(self._buckets.p.size, self._atoms.p.size) > self.max_buckets:
             self._coarsen()
+
+    def with_composition(self, composition: str) -> "PrivacyLossDistribution":
+        """The same PLD composing by ``composition`` (``"auto"``, ``"exact"`` or ``"fft"``); shares the masses."""
+        if composition not in _convolution.METHODS:
+            raise ValueError(f"composition must be one of {_convolution.METHODS}, got {composition!r}")
+        out = copy.copy(self)
+        out.composition = composition
+        return out
 
     # the bucket representation, under the names the builders and users know
     @property
@@ -717,17 +741,12 @@ class PrivacyLossDistribution:
             atoms.truncate(bound)
         out = PrivacyLossDistribution.__new__(PrivacyLossDistribution)
         out.value_discretization_interval = a.value_discretization_interval
-        out.infinity_mass_upper = _union(a.infinity_mass_upper, b.infinity_mass_upper)
-        out.infinity_mass_lower = _union(a.infinity_mass_lower, b.infinity_mass_lower)
-        out._buckets, out._atoms = buckets, atoms
-        out.pessimistic_estimate = self.pessimistic_estimate
-        out.max_buckets = max(a.max_buckets, b.max_buckets)
-        out.composition = method
-        out.log_mass_truncation_bound = bound
-        out._shared_noise_key = key if key == other._shared_noise_key else None
-        out._sums = None
-        while max(out._buckets.p.size, out._atoms.p.size) > out.max_buckets:
-            out._coarsen()
+        out._install(buckets=buckets, atoms=atoms,
+                     infinity_mass_upper=_union(a.infinity_mass_upper, b.infinity_mass_upper),
+                     infinity_mass_lower=_union(a.infinity_mass_lower, b.infinity_mass_lower),
+                     pessimistic_estimate=self.pessimistic_estimate, max_buckets=max(a.max_buckets, b.max_buckets),
+                     composition=method, log_mass_truncation_bound=bound,
+                     shared_noise_key=key if key == other._shared_noise_key else None)
         return out
 
     def self_compose(self, num_times: int, *, independent: bool | None = None) -> "PrivacyLossDistribution":
