@@ -19,7 +19,7 @@ from .algorithm1 import alg1
 from .algorithm2 import alg2
 from .release import release
 from .counting import CountingQuery
-from .histogram import HistogramQuery, calibrate_histogram, release_histogram
+from .histogram import HistogramQuery, calibrate_histogram, floor_probabilities, release_histogram
 
 _DEFAULT = dict(n=100_000, known=50_000, p=0.5)
 
@@ -302,8 +302,8 @@ def _histogram_belief(args: argparse.Namespace, categories: int | None) -> tuple
     if args.min_prob is not None:
         if categories is None:
             raise ValueError("--min-prob needs --categories (how many categories there are)")
-        h = HistogramQuery.worst_case(n=2, known=0, categories=categories, min_prob=args.min_prob, sigma=0.0)
-        return list(h.probs), (f"every belief that gives each of the {categories} categories a probability "
+        probs = floor_probabilities(categories=categories, min_prob=args.min_prob)
+        return probs, (f"every belief that gives each of the {categories} categories a probability "
                                f">= {args.min_prob:g}")
     raise ValueError("say what the attacker believes about the unknown rows: --probs P1,P2,... (or NAME=P,...), "
                      "or --min-prob P with --categories")

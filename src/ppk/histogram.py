@@ -38,7 +38,7 @@ from ._typing import FloatArray, RngLike
 from ._validate import integer, real, real_array
 
 __all__ = ["HistogramQuery", "calibrate_histogram", "HistogramCalibration", "release_histogram",
-           "HistogramRelease", "MAX_HISTOGRAM_ROWS", "probabilities"]
+           "HistogramRelease", "MAX_HISTOGRAM_ROWS", "probabilities", "floor_probabilities"]
 
 #: Largest database a histogram takes: the kernel holds a window of O(sqrt(N)) values of M.
 MAX_HISTOGRAM_ROWS = 10**10
@@ -61,6 +61,14 @@ def probabilities(name: str, values: npt.ArrayLike, *, minimum_length: int = 2) 
     if abs(total - 1.0) > 1e-9:
         raise ValueError(f"{name} must sum to 1 (one probability per category), got a sum of {total!r}")
     return tuple(float(x) / total for x in flat)
+
+
+def floor_probabilities(*, categories: int, min_prob: float) -> list[float]:
+    """``[min_prob, min_prob, 1 - 2 min_prob]``: the belief whose upper end covers every belief that gives
+    each of ``categories`` categories at least ``min_prob`` (see :meth:`HistogramQuery.worst_case`)."""
+    k = integer("categories", categories, minimum=2)
+    floor = real("min_prob", min_prob, minimum=0.0, maximum=1.0 / k)
+    return [floor, floor, 1.0 - 2.0 * floor]
 
 
 class HistogramQuery(BracketedCurve):
@@ -150,9 +158,8 @@ class HistogramQuery(BracketedCurve):
         ``[min_prob, min_prob, 1 - 2 min_prob]`` returned here (for ``categories = 2`` too; its lower
         end describes that belief only).  ``min_prob = 0`` is plain DP.
         """
-        k = integer("categories", categories, minimum=2)
-        floor = real("min_prob", min_prob, minimum=0.0, maximum=1.0 / k)
-        return cls(n=n, known=known, probs=[floor, floor, 1.0 - 2.0 * floor], sigma=sigma, rtol=rtol)
+        return cls(n=n, known=known, probs=floor_probabilities(categories=categories, min_prob=min_prob),
+                   sigma=sigma, rtol=rtol)
 
     def with_sigma(self, sigma: float) -> "HistogramQuery":
         """The same histogram with another noise level (counts)."""
