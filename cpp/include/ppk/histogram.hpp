@@ -62,9 +62,9 @@ class BinomialMixture {
 
   BinomialMixture(std::int64_t N, real s, real sc) : N_(N), pmf_(N, s, sc, /*cache=*/false) {
     mode_ = pmf_.mode();
-    const real sd = std::sqrt(static_cast<real>(N) * s * sc);
+    sd_ = std::sqrt(static_cast<real>(N) * s * sc);
     const std::int64_t half = static_cast<std::int64_t>(
-        std::min(std::ceil(kWindowSds * sd + 40), static_cast<real>(kMaxWindowHalf)));
+        std::min(std::ceil(kWindowSds * sd_ + 40), static_cast<real>(kMaxWindowHalf)));
     lo_ = std::max<std::int64_t>(0, mode_ - half);
     hi_ = std::min<std::int64_t>(N, mode_ + half);
     const std::int64_t K = hi_ - lo_ + 1;
@@ -95,11 +95,10 @@ class BinomialMixture {
 
   template <class EvalMany>
   MixtureBounds bracket(real rtol, std::int64_t max_evaluations, EvalMany&& eval_many) {
-    const real sd = std::sqrt(static_cast<real>(N_) * pmf_.p() * pmf_.q());
     std::vector<std::int64_t> first{0, lo_, hi_ + 1};
     for (real z : {-40., -24., -16., -12., -9., -6., -4., -3., -2., -1.5, -1., -0.5, 0., 0.5, 1., 1.5, 2., 3.,
                    4., 6., 9.}) {
-      const real m = std::round(static_cast<real>(mode_) + z * sd);
+      const real m = std::round(static_cast<real>(mode_) + z * sd_);
       if (m > 0 && m <= hi_) first.push_back(static_cast<std::int64_t>(m));
     }
     std::sort(first.begin(), first.end());
@@ -122,19 +121,16 @@ class BinomialMixture {
         if (b.end - b.begin >= 2) reducible += b.gap;
       if (!(reducible > 0.1L * -std::expm1(t.log_lower - t.log_upper))) break;
       // split the buckets with the widest gaps, a batch at a time (evaluated in parallel)
-      std::vector<std::pair<real, std::int64_t>> order;   // (gap, left edge) of splittable buckets
-      for (const Bucket& b : t.buckets)
-        if (b.end - b.begin >= 2 && b.gap > 0) order.emplace_back(b.gap, b.begin);
+      std::vector<std::pair<real, std::size_t>> order;   // (gap, index) of the splittable buckets
+      for (std::size_t i = 0; i < t.buckets.size(); ++i)
+        if (t.buckets[i].end - t.buckets[i].begin >= 2 && t.buckets[i].gap > 0) order.emplace_back(t.buckets[i].gap, i);
       if (order.empty()) break;
       std::sort(order.begin(), order.end(), std::greater<>());
       const std::int64_t room = max_evaluations - out.evaluations;
       const std::size_t batch = static_cast<std::size_t>(std::min<std::int64_t>(room, 8));
       std::vector<std::int64_t> next;
-      for (std::size_t i = 0; i < order.size() && next.size() < batch; ++i) {
-        const Bucket& b = *std::find_if(t.buckets.begin(), t.buckets.end(),
-                                        [&](const Bucket& x) { return x.begin == order[i].second; });
-        next.push_back(split_point(b));
-      }
+      for (std::size_t i = 0; i < order.size() && next.size() < batch; ++i)
+        next.push_back(split_point(t.buckets[order[i].second]));
       add_points(next, eval_many);
     }
     return out;
@@ -238,7 +234,7 @@ class BinomialMixture {
   std::int64_t N_;
   BinomialLogPmf pmf_;
   std::int64_t mode_ = 0, lo_ = 0, hi_ = 0;
-  real log_peak_ = 0, sum_err_ = 0;
+  real sd_ = 0, log_peak_ = 0, sum_err_ = 0;
   real log_out_right_ = -kInf;   // relative to the peak
   std::vector<real> lp_, left_, right_;
   std::map<std::int64_t, Point> h_;
