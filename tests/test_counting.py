@@ -83,6 +83,22 @@ def test_vectorised_over_eps_and_shapes():
     assert np.all(np.diff(d.reshape(-1)) < 0)
 
 
+@pytest.mark.parametrize("n,p,sigma", [(1000, 0.5, 3.0), (1000, 0.3, 30.0), (100_000, 0.2, 0.7), (50, 0.5, 300.0)])
+def test_dense_curve_starts_each_root_search_from_the_last_and_agrees_with_single_calls(n, p, sigma):
+    # a curve's evaluations start from the previous eps's root (and may stop Newton one step
+    # early): the numbers must agree with cold single calls, in any order of the eps values
+    q = ppk.CountingQuery(n=n, known=0, p=p, sigma=sigma)
+    eps = np.linspace(0.0, 6.0, 257)
+    single = np.array([q.log_delta(e) for e in eps])
+    single_upper = np.array([q.log_delta_upper(e) for e in eps])
+    for grid in (eps, eps[::-1]):
+        order = slice(None) if grid is eps else slice(None, None, -1)
+        dense, dense_upper = q.log_delta(grid)[order], q.log_delta_upper(grid)[order]
+        np.testing.assert_allclose(dense, single, rtol=1e-13, atol=1e-13)
+        assert np.all(dense_upper >= single - 1e-13 * np.abs(single))
+        np.testing.assert_allclose(dense_upper, single_upper, rtol=1e-10, atol=1e-10)
+
+
 @pytest.mark.parametrize("sigma", [1e-20, 1e-12, 1e-6, 1e-3, 0.02])
 def test_tiny_sigma_equals_noiseless_without_a_noise_floor(sigma):
     for N, p, eps in [(4999, 0.5, 0.12), (1000, 0.3, 1.0), (200, 0.1, 0.0)]:

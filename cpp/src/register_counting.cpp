@@ -1,3 +1,4 @@
+#include <array>
 #include <cmath>
 #include <stdexcept>
 #include <vector>
@@ -14,7 +15,12 @@ struct Curve {
   std::vector<std::int8_t> method;   // ppk::DeltaBounds::method codes
 };
 
-// Evaluate f(eps_i) for every eps in parallel (independent per index), interruptible.
+// Evaluate f(eps_i, hints) for every eps, interruptibly, in blocks of consecutive indices spread
+// over the cores.  Within a block each evaluation starts its root search from the previous one's
+// (ppk::RootHint): a dense curve then costs about half as much.  The blocks are fixed, so every
+// result is the same whatever the number of threads.
+constexpr std::int64_t kCurveBlock = 64;
+
 template <class F>
 py::tuple evaluate_curve(const DoubleArray& eps, const F& f) {
   const auto n = static_cast<std::int64_t>(eps.size());
@@ -25,11 +31,14 @@ py::tuple evaluate_curve(const DoubleArray& eps, const F& f) {
   c.log_delta.resize(n);
   c.log_upper.resize(n);
   c.method.resize(n);
-  run_interruptible(n, [&](std::int64_t i) {
-    const ppk::DeltaBounds r = f(static_cast<ppk::real>(e[i]));
-    c.log_delta[i] = log_to_double(r.log_delta, false);
-    c.log_upper[i] = log_to_double(std::max(r.log_upper, r.log_delta), true);
-    c.method[i] = static_cast<std::int8_t>(r.method);
+  run_blocks_interruptible(n, kCurveBlock, [&](std::int64_t begin, std::int64_t end) {
+    std::array<ppk::RootHint, 2> hints{};
+    for (std::int64_t i = begin; i < end; ++i) {
+      const ppk::DeltaBounds r = f(static_cast<ppk::real>(e[i]), hints);
+      c.log_delta[i] = log_to_double(r.log_delta, false);
+      c.log_upper[i] = log_to_double(std::max(r.log_upper, r.log_delta), true);
+      c.method[i] = static_cast<std::int8_t>(r.method);
+    }
   });
   return py::make_tuple(to_numpy(std::move(c.log_delta)), to_numpy(std::move(c.log_upper)),
                         to_numpy(std::move(c.method)));
@@ -54,7 +63,9 @@ void register_counting(py::module_& m) {
       .def("log_delta",
            [](const ppk::NoisyCount& self, double sigma, const DoubleArray& eps) {
              check_sigma(sigma);
-             return evaluate_curve(eps, [&](ppk::real e) { return self.evaluate(sigma, e); });
+             return evaluate_curve(eps, [&](ppk::real e, std::array<ppk::RootHint, 2>& hints) {
+               return self.evaluate(sigma, e, &hints);
+             });
            },
            py::arg("sigma"), py::arg("eps"),
            "Returns (log_delta, log_delta_upper, method) arrays over eps. method: 0 gaussian, "
@@ -104,7 +115,9 @@ void register_counting(py::module_& m) {
         [](double sigma, const DoubleArray& eps, double sensitivity) {
           check_sigma(sigma);
           if (!(sensitivity > 0) || std::isinf(sensitivity)) throw std::invalid_argument("sensitivity must be > 0");
-          return evaluate_curve(eps, [&](ppk::real e) { return ppk::gaussian_delta(sigma, e, sensitivity); });
+          return evaluate_curve(eps, [&](ppk::real e, std::array<ppk::RootHint, 2>&) {
+            return ppk::gaussian_delta(sigma, e, sensitivity);
+          });
         },
         py::arg("sigma"), py::arg("eps"), py::arg("sensitivity") = 1.0,
         "Balle-Wang delta of the Gaussian mechanism: (log_delta, log_delta_upper, method).");

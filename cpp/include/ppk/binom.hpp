@@ -82,8 +82,11 @@ class BinomialLogPmf {
     const real sd = std::sqrt(static_cast<real>(N) * p * q);
     const std::int64_t half = std::min<std::int64_t>(
         kMaxCacheHalfWidth, static_cast<std::int64_t>(std::ceil(13 * sd + 40)));
-    lo_ = std::max<std::int64_t>(0, mode_ - half);
-    hi_ = cache ? std::min<std::int64_t>(N, mode_ + half) : lo_ - 1;
+    // a window that would cover a quarter of the support or more covers all of it: the walks of a
+    // large eps then never leave the table (small N), at most 4x the window's building cost
+    const bool whole = N + 1 <= 4 * (2 * half + 1);
+    lo_ = whole ? 0 : std::max<std::int64_t>(0, mode_ - half);
+    hi_ = !cache ? lo_ - 1 : whole ? N : std::min<std::int64_t>(N, mode_ + half);
     cache_.resize(static_cast<std::size_t>(hi_ - lo_ + 1));
     for (std::int64_t k = lo_; k <= hi_; ++k) cache_[k - lo_] = compute(k);
   }
@@ -141,7 +144,7 @@ class LogPmfMemo {
   real direct(std::int64_t k) const { return w_(k); }
 
  private:
-  static constexpr std::int64_t kBlock = 4096;
+  static constexpr std::int64_t kBlock = 512;
   static constexpr std::int64_t kMaxSize = std::int64_t(1) << 20;
   bool covers(std::int64_t k) const { return k >= lo_ && k < lo_ + size(); }
   std::int64_t size() const { return static_cast<std::int64_t>(buf_.size()); }

@@ -24,6 +24,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <utility>
 
@@ -33,6 +34,11 @@
 #include "ppk/normal.hpp"
 
 namespace ppk {
+
+// A root of L(v) = eps found before, to start the search at a nearby eps (dense curves).
+struct RootHint {
+  real eps = 0, v = 0, slope = 0;   // slope = dL/dv at v; 0 marks "no hint"
+};
 
 struct DeltaBounds {
   real log_delta = -kInf;   // log of the best estimate
@@ -144,7 +150,8 @@ class NoisyCountDirection {
 
   const BinomialLogPmf& pmf() const { return w_; }
 
-  DeltaBounds evaluate(real sigma, real eps) const {
+  // hint (optional, in/out): the root at a nearby eps, from which Newton starts; on return, this eps's.
+  DeltaBounds evaluate(real sigma, real eps, RootHint* hint = nullptr) const {
     if (sigma == 0) return noiseless(eps);
     if (sigma <= 0.5L) {
       const DeltaBounds h0 = noiseless(eps);
@@ -155,7 +162,7 @@ class NoisyCountDirection {
       }
     }
     bool resolved = true;
-    const DeltaBounds t = threshold(sigma, eps, &resolved);
+    const DeltaBounds t = threshold(sigma, eps, &resolved, hint);
     if (resolved) return t;
     // The root could not be located to a quarter count (N >~ 1e10 deep in the tail: the loss is
     // ~1e10 in size there and its rounding moves the root by thousands of counts), so A - e^eps B
@@ -224,27 +231,22 @@ class NoisyCountDirection {
   }
 
   // The threshold formula H = A - e^eps B at the root, with a certified upper bound:
-  // a bracket [v - h, v + h] whose signs of L - eps are certified beyond the rounding bound of L, then
+  // a bracket [va, vb] around the root v whose signs of L - eps are certified beyond the rounding
+  // bound of L, then
   //   H <= H(v) + (width in o) max_{bracket} p_0 e^eps expm1(Delta_L)              (second order)
-  //   H <= A(v - h) - e^eps B(v + h)                 (A, B decrease in the threshold: first order)
+  //   H <= A(va) - e^eps B(vb)                       (A, B decrease in the threshold: first order)
   // whichever is smaller, plus rho (A + e^eps B) for rounding and the omitted mass of A.
-  DeltaBounds threshold(real sigma, real eps, bool* resolved = nullptr) const {
+  DeltaBounds threshold(real sigma, real eps, bool* resolved = nullptr, RootHint* hint = nullptr) const {
     LogPmfMemo lw(w_);
-    const Root root = solve_loss(sigma, eps, lw);
+    // from a root at a nearby eps, one free Newton step (L there is that eps exactly); a far one
+    // would be a worse start than the Gaussian approximation
+    const bool near = hint != nullptr && hint->slope > 0 && std::fabs(eps - hint->eps) <= 0.25L;
+    const real start = near ? hint->v + (eps - hint->eps) / hint->slope : kNaN;
+    const Root root = solve_loss(sigma, eps, lw, start);
+    if (hint != nullptr) *hint = RootHint{eps, root.v, root.slope};
     const real v = root.v;
     if (resolved != nullptr)   // the root's uncertainty in counts: (|f/L'| + err/L') sigma^2
       *resolved = (root.step_est + root.err / root.slope) * sigma * sigma <= 0.25L;
-    real h = 2 * root.step_est + (root.slope > 0 ? 2 * root.err / root.slope : 0);
-    if (!(h < kInf)) h = 1;
-    h = std::max({h, 1e-18L * std::max<real>(1, std::fabs(v)), 1e-30L});
-    LossEval el{}, eh{};
-    bool certified = false;
-    for (int it = 0; it < 80 && !certified; ++it, h *= 4) {
-      el = loss(v - h, sigma, lw);
-      eh = loss(v + h, sigma, lw);
-      certified = el.L < eps - el.err && eh.L > eps + eh.err;
-      if (certified) break;
-    }
     const TailPair t = tail_pair(lw, v, sigma);
     const LogConcaveSum &A = t.A, &B = t.B;
     DeltaBounds r;
@@ -253,21 +255,58 @@ class NoisyCountDirection {
     const real log_ratio = eps + (t.rel_scale_b - t.rel_scale) + std::log(B.mantissa) - std::log(A.mantissa);
     r.log_delta = log_ratio < 0 ? A.log_sum() + log1mexp(log_ratio) : -kInf;
     const real lA = A.log_sum(), lb = eps + B.log_sum();
+    // The bracket [va, vb] around the root, L(va) < eps - err and L(vb) > eps + err certified.  First
+    // (one evaluation) Newton's last point when it has a certified side, with its mirror through v;
+    // if that bracket is too wide for a tight second-order bound, v -+ h with h the rounding
+    // uncertainty of the root, widening until both ends certify.
+    const real s2 = sigma * sigma;
+    real va = v, vb = v, second_order = kInf;
+    LossEval el{}, eh{};
+    bool certified = false;
+    auto second_order_bound = [&] {
+      const real width_v = vb - va, width_o = width_v * s2;
+      // log max of the P_0 density on the bracket: its log grows at rate E_0[j] - v sigma^2 in v
+      const real log_pmax0 = el.log_p0 + width_v * std::max<real>(0, eh.mean0 - va * s2) + 1e-12L + el.err;
+      const real delta_L = std::max(eps - el.L + el.err, eh.L + eh.err - eps);
+      return std::log(width_o) + log_pmax0 + eps + std::log(std::expm1(delta_L));
+    };
+    if (!std::isnan(root.v_side)) {
+      const bool below = root.v_side < v;
+      (below ? el : eh) = root.at_side;
+      (below ? va : vb) = root.v_side;
+      const real other = 2 * v - root.v_side;
+      (below ? eh : el) = loss(other, sigma, lw);
+      (below ? vb : va) = other;
+      certified = el.L < eps - el.err && eh.L > eps + eh.err;
+      if (certified) second_order = second_order_bound();
+    }
+    if (!(log_add_exp(r.log_delta, second_order) <= r.log_delta + 1e-11L)) {
+      // after an early Newton exit v is at the rounding floor (solve_loss): only err/L' is left
+      const real step = std::isnan(root.v_side) ? root.step_est : 0;
+      real h = 2 * step + (root.slope > 0 ? 2 * root.err / root.slope : 0);
+      if (!(h < kInf)) h = 1;
+      h = std::max({h, 1e-18L * std::max<real>(1, std::fabs(v)), 1e-30L});
+      bool tight = false;
+      const real side_width = certified ? vb - va : kInf;   // no use widening past the side bracket
+      for (int it = 0; it < 80 && !tight && 2 * h < side_width; ++it, h *= 4) {
+        LossEval l = loss(v - h, sigma, lw), u = loss(v + h, sigma, lw);
+        tight = l.L < eps - l.err && u.L > eps + u.err;
+        if (tight || !certified) { va = v - h; vb = v + h; el = l; eh = u; }
+      }
+      if (tight) {
+        certified = true;
+        second_order = std::min(second_order, second_order_bound());
+      }
+    }
     if (!certified) {  // safe fallback: adding X is post-processing of the Gaussian mechanism
       r.log_upper = std::max(gaussian_delta(sigma, eps).log_upper, r.log_delta);
       if (r.log_delta == -kInf) r.log_delta = r.log_upper;
       return r;
     }
-    const real s2 = sigma * sigma;
-    const real lo = v - h, width_o = 2 * h * s2;
-    // log max of the P_0 density on the bracket: its log grows at rate E_0[j] - v sigma^2 in v
-    const real log_pmax0 = el.log_p0 + 2 * h * std::max<real>(0, eh.mean0 - lo * s2) + 1e-12L + el.err;
-    const real delta_L = std::max(eps - el.L + el.err, eh.L + eh.err - eps);
-    const real second_order = std::log(width_o) + log_pmax0 + eps + std::log(std::expm1(delta_L));
     real bound = log_add_exp(r.log_delta, second_order);
     real rho = t.rho(), c_err = t.log_c_err(), bound_tail = A.log_tail;
     if (!(bound <= r.log_delta + 1e-11L)) {     // loose (a wide bracket): try the first-order bound
-      const TailPair lo_pair = tail_pair(lw, v - h, sigma), hi_pair = tail_pair(lw, v + h, sigma);
+      const TailPair lo_pair = tail_pair(lw, va, sigma), hi_pair = tail_pair(lw, vb, sigma);
       const real la = lo_pair.A.log_sum(), lbh = eps + hi_pair.B.log_sum();
       const real first_order = lbh < la ? log_sub_exp(la, lbh) : la;
       if (first_order < bound) {
@@ -286,7 +325,13 @@ class NoisyCountDirection {
  private:
   // L, dL/dv, log of the P_0 density at the point, E_0[j] and the rounding bound of L at v.
   struct LossEval { real L, dL, log_p0, mean0, err; };
-  struct Root { real v, step_est, slope, err; };   // |f / L'|, L' and the error of L at the root
+  // The root v, |f / L'|, L' and the error of L there; when Newton stopped one step short of the
+  // rounding floor (solve_loss), the last point evaluated, whose side of the root is certified.
+  struct Root {
+    real v, step_est, slope, err;
+    real v_side = kNaN;
+    LossEval at_side{};
+  };
 
   // The root of L(v) = eps: Newton safeguarded by the explicit bracket (class comment), so
   // every step stays inside a finite interval that holds the root and shrinks.  The slope
@@ -294,7 +339,7 @@ class NoisyCountDirection {
   // dominates (N p q >> sigma^2) it is ~sigma^2/(N p q) and those means (~1e9) leave it no digits.
   // Then the step uses the secant of the last two iterates, or the Gaussian approximation
   // sigma^2 / (N p q + sigma^2) before there are two.
-  Root solve_loss(real sigma, real eps, LogPmfMemo& lw) const {
+  Root solve_loss(real sigma, real eps, LogPmfMemo& lw, real start = kNaN) const {
     const std::int64_t N = w_.N(), k0 = w_.mode();
     const real is2 = 1 / (sigma * sigma);
     const real base = eps + 0.5L * is2;
@@ -304,6 +349,7 @@ class NoisyCountDirection {
     const real npq = static_cast<real>(N) * p * q, var = npq + sigma * sigma;
     const real slope_gauss = sigma * sigma / var;
     real v = ((static_cast<real>(N) * p - static_cast<real>(k0) + 0.5L) + eps * var) * is2;  // Gaussian approx
+    if (start > lo && start < hi) v = start;
     if (!(v > lo && v < hi)) v = lo + (hi - lo) / 2;
     Root r{v, 0, slope_gauss, 0};
     real v_prev = 0, f_prev = 0;
@@ -320,7 +366,8 @@ class NoisyCountDirection {
       if (f < 0) lo = v; else hi = v;
       const real slope_floor = 1e-15L * (std::fabs(e.mean0) + 1);   // ~1e3 times the rounding of dL
       real slope = e.dL;
-      if (!(slope > slope_floor)) {
+      const bool analytic = slope > slope_floor;
+      if (!analytic) {
         const real secant = have_prev ? (f - f_prev) / (v - v_prev) : 0;
         slope = secant > 0 && std::isfinite(secant) ? secant : slope_gauss;
       }
@@ -328,6 +375,17 @@ class NoisyCountDirection {
       if (std::fabs(f) <= e.err) break;  // at the rounding floor of L (the certified bracket widens by err/slope)
       real next = v - f / slope;
       if (!std::isfinite(next) || next <= lo || next >= hi) next = lo + (hi - lo) / 2;
+      else if (analytic && std::fabs(f) <= 1e6L * e.err && r.step_est * sigma * sigma <= 1e-3L) {
+        // Newton with the exact slope converges quadratically: from within 1e6 rounding units of L
+        // (|f| <~ 1e-9) the next iterate is ~f^2 from the root, at the rounding floor, so the
+        // evaluation that would confirm it is skipped.  This point, on a certified side of the root,
+        // becomes one end of a certified bracket (threshold), which falls back to the tightest
+        // bracket whenever this one's second-order bound is not negligible.
+        r.v = next;
+        r.v_side = v;       // |f| > err here: L - eps has a certified sign
+        r.at_side = e;
+        break;
+      }
       if (std::fabs(next - v) <= 1e-19L * std::max<real>(1, std::fabs(v))) break;
       if (hi - lo <= 1e-18L * std::max<real>(1, std::fabs(v))) break;
       v_prev = v;
@@ -364,8 +422,9 @@ class NoisyCountDirection {
     const real top1 = term(slope1, p1), top0 = term(slope0, p0);
     const real scale = std::max(top1, top0);
     const bool shared = std::fabs(top1 - top0) < 5000;
-    const LogConcaveSum s1 = posterior_sum(lw, slope1, is2, p0, p1, shared ? scale : top1);
-    const LogConcaveSum s0 = posterior_sum(lw, slope0, is2, p0, p0, shared ? scale : top0);
+    const auto sums = posterior_sums(lw, {slope0, slope1}, is2, p0, {top0, top1},
+                                     {shared ? scale : top0, shared ? scale : top1});
+    const LogConcaveSum &s0 = sums[0], &s1 = sums[1];
     const real m1 = static_cast<real>(s1.peak - k0) + s1.mean_offset;
     const real m0 = static_cast<real>(s0.peak - k0) + s0.mean_offset;
     const real L = (v - (jr + 0.5L) * is2) + (shared ? std::log(s1.mantissa) - std::log(s0.mantissa)
@@ -378,61 +437,80 @@ class NoisyCountDirection {
     return {L, 1 + m1 - m0, log_p0, m0, err};
   }
 
-  // sum_k exp(t_k - scale), t_k = log w_k + d (slope - d/(2 sigma^2)), d = k - k_ref, and its mean
-  // offset, outward from `peak` (stopping rule: remainder_negligible).  Consecutive terms differ
-  // by the exact binomial ratio times exp(+-(slope - (2d +- 1)/(2 sigma^2))), and that factor
-  // itself changes by exp(-1/sigma^2) per step, so for sigma >= 1 a term costs two multiplications
-  // instead of an expl; every 32 terms the value is re-anchored with expl, keeping the accumulated
-  // rounding below ~1e-17 relative.
-  LogConcaveSum posterior_sum(LogPmfMemo& lw, real slope, real is2, std::int64_t k_ref, std::int64_t peak,
-                              real scale) const {
+  // The posterior sums of the loss, S_a = sum_k exp(t_a(k) - scale_a) with
+  //   t_a(k) = log w_k + d (slope_a - d/(2 sigma^2)),  d = k - k_ref,  slope_1 = slope_0 - 1/sigma^2,
+  // and their mean offsets from k_ref, in one outward walk from k_ref (S_0's peak; S_1 peaks at
+  // peak1 <= k_ref), each sum stopped by remainder_negligible at its own peak `top_a`.  Consecutive
+  // terms differ by the exact binomial ratio times exp(+-(slope_a - (2d +- 1)/(2 sigma^2))), and that
+  // factor itself changes by exp(-1/sigma^2) per step, so for sigma >= 1 a term costs two
+  // multiplications instead of an expl; every 32 terms the value is re-anchored with expl, keeping
+  // the accumulated rounding below ~1e-17 relative.  The stopping rule is checked every 8 terms with
+  // the mean decrement of those 8 (by log-concavity no later step falls by less).
+  std::array<LogConcaveSum, 2> posterior_sums(LogPmfMemo& lw, const std::array<real, 2>& slope, real is2,
+                                              std::int64_t k_ref, const std::array<real, 2>& top,
+                                              const std::array<real, 2>& scale) const {
     const std::int64_t N = w_.N();
     const real odds = std::exp(w_.log_step(0) - std::log(static_cast<real>(N)));  // p / q
     const bool recur = is2 <= 1;
     const real shrink = std::exp(-is2);
-    auto log_term = [&](std::int64_t k) {
+    auto log_term = [&](int a, std::int64_t k, real lwk) {
       const real d = static_cast<real>(k - k_ref);
-      return lw(k) + d * (slope - 0.5L * d * is2);
+      return lwk + d * (slope[a] - 0.5L * d * is2);
     };
-    LogConcaveSum out;
-    out.peak = peak;
-    out.scale = scale;
-    const real top = log_term(peak);
-    if (top == -kInf) return out;
-    CompensatedSum s, sj, tail;
-    s.add(std::exp(top - scale));
-    std::int64_t count = 1;
-    const real d_peak = static_cast<real>(peak - k_ref);
+    std::array<LogConcaveSum, 2> out;
+    std::array<CompensatedSum, 2> s, sj, tail;
+    const real lw_ref = lw(k_ref);
+    for (int a = 0; a < 2; ++a) {
+      out[a].peak = k_ref;
+      out[a].scale = scale[a];
+      s[a].add(std::exp(log_term(a, k_ref, lw_ref) - scale[a]));
+    }
+    if (lw_ref == -kInf) return out;
     for (int dir = -1; dir <= 1; dir += 2) {
-      real prev = top, e = std::exp(top - scale);
-      // exp(t_{k+dir} - t_k) without the binomial ratio
-      real gauss = std::exp(dir > 0 ? slope - (2 * d_peak + 1) * 0.5L * is2 : -slope + (2 * d_peak - 1) * 0.5L * is2);
+      std::array<real, 2> e, prev, gauss;
+      std::array<bool, 2> done{false, false};
+      for (int a = 0; a < 2; ++a) {
+        prev[a] = log_term(a, k_ref, lw_ref);
+        e[a] = std::exp(prev[a] - scale[a]);
+        // exp(t_a(k_ref + dir) - t_a(k_ref)) without the binomial ratio
+        gauss[a] = std::exp(dir > 0 ? slope[a] - 0.5L * is2 : -slope[a] - 0.5L * is2);
+      }
       int since_anchor = 0;
-      for (std::int64_t k = peak + dir; k >= 0 && k <= N; k += dir) {
+      std::int64_t steps = 0;
+      for (std::int64_t k = k_ref + dir; k >= 0 && k <= N && !(done[0] && done[1]); k += dir) {
         poll_cancel();
-        const real t = log_term(k);
-        if (recur && ++since_anchor < 32 && std::isfinite(gauss)) {
+        ++steps;
+        const bool anchor = !recur || ++since_anchor >= 32 || !std::isfinite(gauss[0]) || !std::isfinite(gauss[1]);
+        const bool check = (steps & 7) == 0;
+        const real lwk = anchor || check ? lw(k) : 0;
+        real ratio = 0;
+        if (!anchor) {
           const std::int64_t from = k - dir;   // binomial ratio w_k / w_from, exact
-          const real ratio = dir > 0 ? static_cast<real>(N - from) / static_cast<real>(from + 1) * odds
-                                     : static_cast<real>(from) / static_cast<real>(N - from + 1) / odds;
-          e *= ratio * gauss;
+          ratio = dir > 0 ? static_cast<real>(N - from) / static_cast<real>(from + 1) * odds
+                          : static_cast<real>(from) / static_cast<real>(N - from + 1) / odds;
         } else {
-          e = std::exp(t - scale);
           since_anchor = 0;
         }
-        gauss *= shrink;
-        s.add(e);
-        sj.add(static_cast<real>(k - peak) * e);
-        ++count;
-        const real d = t - prev;
-        prev = t;
-        if ((count & 7) == 0 && remainder_negligible(t, d, top, scale, tail)) break;
+        const real d = static_cast<real>(k - k_ref);
+        for (int a = 0; a < 2; ++a) {
+          if (done[a]) continue;
+          e[a] = anchor ? std::exp(log_term(a, k, lwk) - scale[a]) : e[a] * (ratio * gauss[a]);
+          gauss[a] *= shrink;
+          s[a].add(e[a]);
+          sj[a].add(d * e[a]);
+          if (check) {
+            const real t = log_term(a, k, lwk);
+            done[a] = remainder_negligible(t, (t - prev[a]) / 8, top[a], scale[a], tail[a]);
+            prev[a] = t;
+          }
+        }
       }
     }
-    out.mantissa = s.value();
-    out.log_tail = tail.value() > 0 ? scale + std::log(tail.value()) : -kInf;
-    out.mean_offset = sj.value() / s.value();
-    out.terms = count;
+    for (int a = 0; a < 2; ++a) {
+      out[a].mantissa = s[a].value();
+      out[a].log_tail = tail[a].value() > 0 ? scale[a] + std::log(tail[a].value()) : -kInf;
+      out[a].mean_offset = sj[a].value() / s[a].value();
+    }
     return out;
   }
 
@@ -574,10 +652,11 @@ class NoisyCount {
     return (mirrored && !symmetric_ ? bwd_ : fwd_).tail_logs(sigma, eps);
   }
 
-  DeltaBounds evaluate(real sigma, real eps) const {
+  // hints (optional, in/out): the roots of both orders at a nearby eps (RootHint), for dense curves
+  DeltaBounds evaluate(real sigma, real eps, std::array<RootHint, 2>* hints = nullptr) const {
     if (degenerate_) return gaussian_delta(sigma, eps);
-    DeltaBounds r = fwd_.evaluate(sigma, eps);
-    if (!symmetric_) r = max_bounds(r, bwd_.evaluate(sigma, eps));
+    DeltaBounds r = fwd_.evaluate(sigma, eps, hints != nullptr ? &(*hints)[0] : nullptr);
+    if (!symmetric_) r = max_bounds(r, bwd_.evaluate(sigma, eps, hints != nullptr ? &(*hints)[1] : nullptr));
     if (sigma > 0) {
       // adding the unknown rows is post-processing of the Gaussian mechanism: delta <= Balle-Wang,
       // exactly.  Where A and e^eps B agree to ~1e-12 (sigma -> inf at small eps) the threshold

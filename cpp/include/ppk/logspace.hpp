@@ -18,6 +18,7 @@ namespace ppk {
 using real = long double;
 
 constexpr real kInf = std::numeric_limits<real>::infinity();
+constexpr real kNaN = std::numeric_limits<real>::quiet_NaN();
 constexpr real kLn2 = 0.693147180559945309417232121458176568L;
 constexpr real kLn2Pi = 1.837877066409345483560659472811235280L;
 constexpr real kLnSqrt2Pi = 0.918938533204672741780329736405617640L;
