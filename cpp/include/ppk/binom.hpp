@@ -78,6 +78,7 @@ class BinomialLogPmf {
  public:
   BinomialLogPmf(std::int64_t N, real p, real q, bool cache = true) : N_(N), p_(p), q_(q) {
     log_odds_ = log_of_pair(p, q) - log_of_pair(q, p);
+    odds_ = std::exp(log_odds_);
     mode_ = std::min<std::int64_t>(N, static_cast<std::int64_t>(std::floor((N + 1) * p)));
     const real sd = std::sqrt(static_cast<real>(N) * p * q);
     const std::int64_t half = std::min<std::int64_t>(
@@ -107,9 +108,14 @@ class BinomialLogPmf {
   }
 
   // log(w_{k+1} / w_k) = log((N-k)/(k+1)) + log(p/q), closed form, k in [0, N-1].
+  // One log of the exact-integer ratio (rounded once): cheaper than two logs, and more accurate
+  // near the mode, where the ratio is ~1 and the two logs would nearly cancel.
   real log_step(std::int64_t k) const {
-    return std::log(static_cast<real>(N_ - k)) - std::log(static_cast<real>(k + 1)) + log_odds_;
+    return std::log(static_cast<real>(N_ - k) / static_cast<real>(k + 1)) + log_odds_;
   }
+
+  // p / q, the odds by which the pmf ratio w_{k+1}/w_k = (N - k)/(k + 1) * odds is scaled.
+  real odds() const { return odds_; }
 
  private:
   static constexpr std::int64_t kMaxCacheHalfWidth = std::int64_t(1) << 21;
@@ -117,7 +123,7 @@ class BinomialLogPmf {
     return log_binom_pmf(static_cast<real>(k), static_cast<real>(N_), p_, q_);
   }
   std::int64_t N_;
-  real p_, q_, log_odds_;
+  real p_, q_, log_odds_, odds_;
   std::int64_t mode_, lo_, hi_;
   std::vector<real> cache_;
 };

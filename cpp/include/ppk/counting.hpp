@@ -450,7 +450,7 @@ class NoisyCountDirection {
                                               std::int64_t k_ref, const std::array<real, 2>& top,
                                               const std::array<real, 2>& scale) const {
     const std::int64_t N = w_.N();
-    const real odds = std::exp(w_.log_step(0) - std::log(static_cast<real>(N)));  // p / q
+    const real odds = w_.odds();
     const bool recur = is2 <= 1;
     const real shrink = std::exp(-is2);
     auto log_term = [&](int a, std::int64_t k, real lwk) {
@@ -524,7 +524,7 @@ class NoisyCountDirection {
   TailPair tail_pair(LogPmfMemo& lw, real v, real sigma) const {
     const std::int64_t k0 = w_.mode(), N = w_.N();
     const real is2 = 1 / (sigma * sigma);
-    const real odds = std::exp(w_.log_step(0) - std::log(static_cast<real>(N)));  // p / q
+    const real odds = w_.odds();
     const real vs = v * sigma;
     auto x_of = [&](std::int64_t m) { return vs - static_cast<real>(m) / sigma; };
     // log S(m) - log C_ref with C_ref = exp(-x_ref^2 / 2), x_ref = x_{m_ref}: for x >= 100,
