@@ -39,6 +39,18 @@ def test_the_issue_examples_against_brute_force_quadrature():
         assert truth * (1 - 1e-12) <= q.delta_upper(eps) <= truth * (1 + 1e-9)
 
 
+@pytest.mark.parametrize("N,p,sigma,eps", [(9, 0.5, 0.08, 0.0), (999, 0.01, 0.08, 0.0), (999, 0.01, 0.06, 0.0),
+                                            (999, 0.01, 0.1, 1e-8), (99, 0.3, 0.06, 0.0)])
+def test_a_loss_flat_at_eps_over_a_whole_step_still_gives_a_tight_bound(N, p, sigma, eps):
+    # (N + 1) p integral: w_{k-1} = w_k at the mode, so at sigma < 0.1 the loss is 0 to within its
+    # rounding over a whole lattice step.  The root search used to creep across it (400 Newton steps
+    # ending off the root) and the bound used to be the far end of the staircase (e^0.7 above delta).
+    want = float(oracle.log_delta(N, p, sigma, eps))
+    q = query(N, p, sigma)
+    assert q.log_delta(eps) == pytest.approx(want, abs=1e-12)
+    assert want - 1e-13 <= q.log_delta_upper(eps) <= want + 1e-11
+
+
 @settings(max_examples=60, deadline=None)
 @given(N=st.integers(1, 9), p=st.sampled_from([0.1, 0.3, 0.5]), eps=st.sampled_from([1e-4, 0.3, 2.0]),
        sigmas=st.lists(st.floats(0.04, 0.2), min_size=2, max_size=2))

@@ -263,13 +263,18 @@ class NoisyCountDirection {
     real va = v, vb = v, second_order = kInf;
     LossEval el{}, eh{};
     bool certified = false;
+    // the P_0 density never exceeds max_k w_k * sum_m phi_sigma(x + m) <= max_k w_k (1 + 1/(sigma sqrt(2 pi)))
+    // (a unimodal function's lattice sum is at most its integral plus its maximum)
+    const real log_pmax0_uniform = w_.max_log() + std::log1p(std::exp(-std::log(sigma) - kLnSqrt2Pi));
     auto second_order_bound = [&] {
       const real width_v = vb - va, width_o = width_v * s2;
       // log max of the P_0 density on the bracket: its log grows at rate E_0[j] - v sigma^2 in v
-      const real log_pmax0 = el.log_p0 + width_v * std::max<real>(0, eh.mean0 - va * s2) + 1e-12L + el.err;
+      const real log_pmax0 = std::min(
+          el.log_p0 + width_v * std::max<real>(0, eh.mean0 - va * s2) + 1e-12L + el.err, log_pmax0_uniform);
       const real delta_L = std::max(eps - el.L + el.err, eh.L + eh.err - eps);
       return std::log(width_o) + log_pmax0 + eps + std::log(std::expm1(delta_L));
     };
+    auto negligible = [&](real bound) { return log_add_exp(r.log_delta, bound) <= r.log_delta + 1e-11L; };
     if (!std::isnan(root.v_side)) {
       const bool below = root.v_side < v;
       (below ? el : eh) = root.at_side;
@@ -280,22 +285,47 @@ class NoisyCountDirection {
       certified = el.L < eps - el.err && eh.L > eps + eh.err;
       if (certified) second_order = second_order_bound();
     }
-    if (!(log_add_exp(r.log_delta, second_order) <= r.log_delta + 1e-11L)) {
+    if (!negligible(second_order)) {
       // after an early Newton exit v is at the rounding floor (solve_loss): only err/L' is left
       const real step = std::isnan(root.v_side) ? root.step_est : 0;
       real h = 2 * step + (root.slope > 0 ? 2 * root.err / root.slope : 0);
       if (!(h < kInf)) h = 1;
       h = std::max({h, 1e-18L * std::max<real>(1, std::fabs(v)), 1e-30L});
-      bool tight = false;
+      real in_lo = v, in_hi = v;   // the outermost points found uncertified on each side
+      bool both = false;
       const real side_width = certified ? vb - va : kInf;   // no use widening past the side bracket
-      for (int it = 0; it < 80 && !tight && 2 * h < side_width; ++it, h *= 4) {
-        LossEval l = loss(v - h, sigma, lw), u = loss(v + h, sigma, lw);
-        tight = l.L < eps - l.err && u.L > eps + u.err;
-        if (tight || !certified) { va = v - h; vb = v + h; el = l; eh = u; }
+      for (int it = 0; it < 80 && 2 * h < side_width; ++it, h *= 4) {
+        const LossEval l = loss(v - h, sigma, lw), u = loss(v + h, sigma, lw);
+        const bool lo_ok = l.L < eps - l.err, hi_ok = u.L > eps + u.err;
+        if (lo_ok && hi_ok) {
+          both = true;
+          va = v - h; vb = v + h; el = l; eh = u;
+          break;
+        }
+        if (!lo_ok) in_lo = v - h;
+        if (!hi_ok) in_hi = v + h;
       }
-      if (tight) {
+      if (both) {
         certified = true;
-        second_order = std::min(second_order, second_order_bound());
+        real bound = second_order_bound();
+        if (!negligible(bound)) {
+          // A loss flat to within its rounding over a wide stretch (a step of the staircase at
+          // sigma <~ 0.1 whose value is eps, e.g. eps = 0 with a tie w_{k-1} = w_k) certifies only
+          // far out, where |L - eps| is large.  Bisect each end back towards the flat stretch:
+          // the closest certified ends make Delta_L a few rounding units.
+          auto narrow = [&](real& end, LossEval& at, real inner, bool low) {
+            for (int it = 0; it < 64 && (low ? eps - at.L : at.L - eps) > 16 * at.err; ++it) {
+              const real mid = end + (inner - end) / 2;
+              if (mid == end || mid == inner) break;
+              const LossEval e = loss(mid, sigma, lw);
+              if (low ? e.L < eps - e.err : e.L > eps + e.err) { end = mid; at = e; } else { inner = mid; }
+            }
+          };
+          narrow(va, el, in_lo, true);
+          narrow(vb, eh, in_hi, false);
+          bound = second_order_bound();
+        }
+        second_order = std::min(second_order, bound);
       }
     }
     if (!certified) {  // safe fallback: adding X is post-processing of the Gaussian mechanism
@@ -367,14 +397,18 @@ class NoisyCountDirection {
       const real slope_floor = 1e-15L * (std::fabs(e.mean0) + 1);   // ~1e3 times the rounding of dL
       real slope = e.dL;
       const bool analytic = slope > slope_floor;
+      bool stalled = false;
       if (!analytic) {
         const real secant = have_prev ? (f - f_prev) / (v - v_prev) : 0;
         slope = secant > 0 && std::isfinite(secant) ? secant : slope_gauss;
+        // no slope and no change since the last iterate: a stretch where L is flat to its rounding
+        // (a step of the staircase at sigma <~ 0.1); the Gaussian slope would creep across it
+        stalled = have_prev && slope == slope_gauss;
       }
       r = Root{v, std::fabs(f / slope), slope, e.err};
       if (std::fabs(f) <= e.err) break;  // at the rounding floor of L (the certified bracket widens by err/slope)
       real next = v - f / slope;
-      if (!std::isfinite(next) || next <= lo || next >= hi) next = lo + (hi - lo) / 2;
+      if (!std::isfinite(next) || next <= lo || next >= hi || stalled) next = lo + (hi - lo) / 2;
       else if (analytic && std::fabs(f) <= 1e6L * e.err && r.step_est * sigma * sigma <= 1e-3L) {
         // Newton with the exact slope converges quadratically: from within 1e6 rounding units of L
         // (|f| <~ 1e-9) the next iterate is ~f^2 from the root, at the rounding floor, so the
