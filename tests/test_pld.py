@@ -119,6 +119,19 @@ def test_coarsening_instead_of_failing():
     _contains(a.compose(b).delta_bracket(0.5), analytic_gaussian_delta(sigma=1 / math.sqrt(1 + 1 / 4), eps=0.5))
 
 
+def test_a_counting_query_with_a_wide_loss_range_is_built_at_the_coarsened_interval():
+    # sigma = 0.057: losses reach ~400, 4e6 buckets at 1e-4.  They would be merged down to max_buckets
+    # right after being built, so the builder computes the merged (coarser) buckets directly.
+    q = ppk.CountingQuery(n=3, known=0, p=0.5, sigma=0.057)
+    fine = PLD.from_counting_query(q, max_buckets=1 << 14)
+    assert fine.mass_upper.size <= 1 << 14 and fine.value_discretization_interval >= 1e-4 * 2 ** 8
+    for eps in [0.0, 0.5, 3.0]:
+        _contains(fine.delta_bracket(eps), q.delta(eps))
+    coarse = PLD.from_counting_query(q, value_discretization_interval=fine.value_discretization_interval,
+                                     max_buckets=1 << 14)
+    np.testing.assert_allclose(coarse.delta_bracket(0.5), fine.delta_bracket(0.5), rtol=1e-12)
+
+
 def test_composing_shared_natural_noise_is_refused():
     q = ppk.CountingQuery(n=501, known=0, p=0.5, sigma=3.0)
     pld = PLD.from_counting_query(q, value_discretization_interval=1e-3)

@@ -79,10 +79,14 @@ void register_counting(py::module_& m) {
              for (std::int64_t i = 0; i < n; ++i)
                if (!(e[i] >= 0) || std::isinf(e[i])) throw std::invalid_argument("eps must be finite and >= 0");
              std::vector<double> la(n), lb(n);
-             run_interruptible(n, [&](std::int64_t i) {
-               const auto r = self.tail_logs(sigma, e[i], mirrored);
-               la[i] = static_cast<double>(r.first);
-               lb[i] = static_cast<double>(r.second);
+             // blocks with a root hint, as in evaluate_curve (a PLD asks for millions of dense eps)
+             run_blocks_interruptible(n, kCurveBlock, [&](std::int64_t begin, std::int64_t end) {
+               ppk::RootHint hint;
+               for (std::int64_t i = begin; i < end; ++i) {
+                 const auto r = self.tail_logs(sigma, e[i], mirrored, &hint);
+                 la[i] = static_cast<double>(r.first);
+                 lb[i] = static_cast<double>(r.second);
+               }
              });
              return py::make_tuple(to_numpy(std::move(la)), to_numpy(std::move(lb)));
            },

@@ -439,14 +439,17 @@ class PrivacyLossDistribution:
 
         Its loss is monotone in the output (docs/method.md), so bucket k's masses are the masses of the
         output interval between the thresholds where the loss is (k-1) Delta and k Delta: two tail
-        evaluations of the C++ kernel per edge, no output grid.  sigma = 0 uses the lattice pmfs;
-        no natural noise (N = 0, p in {0, 1}) is the Gaussian PLD.
+        evaluations of the C++ kernel per edge, no output grid (the roots of neighbouring edges start
+        from each other, docs/method.md).  When the loss range needs more than ``max_buckets`` buckets
+        the interval is doubled before building, as the constructor would after.  sigma = 0 uses the
+        lattice pmfs; no natural noise (N = 0, p in {0, 1}) is the Gaussian PLD.
         """
         from .counting import CountingQuery
         if not isinstance(query, CountingQuery):
             raise TypeError(f"query must be a ppk.CountingQuery, got {type(query).__name__}")
         dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
         bound = real("log_mass_truncation_bound", log_mass_truncation_bound, maximum=-1.0)
+        max_buckets = integer("max_buckets", max_buckets, minimum=2, maximum=MAX_BUILD_BUCKETS)
         N, p, sigma = query.n_unknown, query.p, query.sigma
         key = (query.n, query.known, query.p)
         if N == 0 or p in (0.0, 1.0):
@@ -473,6 +476,10 @@ class PrivacyLossDistribution:
             raise ValueError(f"the loss range of {query!r} needs more than {MAX_BUILD_BUCKETS} buckets: use a "
                              "larger value_discretization_interval")
         k_hi, k_lo = reach(False), reach(True)
+        # more buckets than max_buckets would be merged in pairs (the interval doubling) right after
+        # they are built; merged buckets are exactly the buckets of the doubled interval, so build those
+        while k_hi + k_lo + 1 > max_buckets:
+            dx, k_hi, k_lo = 2 * dx, -(-k_hi // 2), -(-k_lo // 2)
         up = np.arange(0, k_hi + 1) * dx
         down = np.arange(1, k_lo + 1) * dx                     # losses -dx, -2dx, ... via the mirror pair
         la, lb = tails(up, False)                             # P(L > e), Q(L > e), e >= 0

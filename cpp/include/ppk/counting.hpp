@@ -223,9 +223,11 @@ class NoisyCountDirection {
 
   // log P(O_1 > o*), log P(O_0 > o*) at the threshold o* where L(o*) = eps (sigma > 0):
   // the P- and Q-tails beyond one privacy-loss level, as a PLD needs them.
-  std::pair<real, real> tail_logs(real sigma, real eps) const {
+  // hint as for evaluate.
+  std::pair<real, real> tail_logs(real sigma, real eps, RootHint* hint = nullptr) const {
     LogPmfMemo lw(w_);
-    const Root root = solve_loss(sigma, eps, lw);
+    const Root root = solve_loss(sigma, eps, lw, start_from(hint, eps));
+    if (hint != nullptr) *hint = RootHint{eps, root.v, root.slope};
     const TailPair t = tail_pair(lw, root.v, sigma);
     return {t.A.log_sum(), t.B.log_sum()};
   }
@@ -238,11 +240,7 @@ class NoisyCountDirection {
   // whichever is smaller, plus rho (A + e^eps B) for rounding and the omitted mass of A.
   DeltaBounds threshold(real sigma, real eps, bool* resolved = nullptr, RootHint* hint = nullptr) const {
     LogPmfMemo lw(w_);
-    // from a root at a nearby eps, one free Newton step (L there is that eps exactly); a far one
-    // would be a worse start than the Gaussian approximation
-    const bool near = hint != nullptr && hint->slope > 0 && std::fabs(eps - hint->eps) <= 0.25L;
-    const real start = near ? hint->v + (eps - hint->eps) / hint->slope : kNaN;
-    const Root root = solve_loss(sigma, eps, lw, start);
+    const Root root = solve_loss(sigma, eps, lw, start_from(hint, eps));
     if (hint != nullptr) *hint = RootHint{eps, root.v, root.slope};
     const real v = root.v;
     if (resolved != nullptr)   // the root's uncertainty in counts: (|f/L'| + err/L') sigma^2
@@ -353,6 +351,13 @@ class NoisyCountDirection {
   }
 
  private:
+  // Where the root search at eps starts given a root at a nearby eps: one free Newton step from it
+  // (L there is that eps exactly); NaN (the Gaussian approximation) without a hint or from a far one.
+  static real start_from(const RootHint* hint, real eps) {
+    const bool near = hint != nullptr && hint->slope > 0 && std::fabs(eps - hint->eps) <= 0.25L;
+    return near ? hint->v + (eps - hint->eps) / hint->slope : kNaN;
+  }
+
   // L, dL/dv, log of the P_0 density at the point, E_0[j] and the rounding bound of L at v.
   struct LossEval { real L, dL, log_p0, mean0, err; };
   // The root v, |f / L'|, L' and the error of L there; when Newton stopped one step short of the
@@ -682,8 +687,8 @@ class NoisyCount {
   // Tails of the pair (P_1, P_0) beyond the loss level eps >= 0 of L = log P_1/P_0 (forward),
   // or, with mirrored, of the mirror pair (X -> N - X), which gives the lower tails of the
   // forward pair at -eps: P_1(L <= -eps) = B', P_0(L <= -eps) = A'.  Requires !degenerate.
-  std::pair<real, real> tail_logs(real sigma, real eps, bool mirrored) const {
-    return (mirrored && !symmetric_ ? bwd_ : fwd_).tail_logs(sigma, eps);
+  std::pair<real, real> tail_logs(real sigma, real eps, bool mirrored, RootHint* hint = nullptr) const {
+    return (mirrored && !symmetric_ ? bwd_ : fwd_).tail_logs(sigma, eps, hint);
   }
 
   // hints (optional, in/out): the roots of both orders at a nearby eps (RootHint), for dense curves
