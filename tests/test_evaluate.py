@@ -95,6 +95,35 @@ def test_ctrl_c_stops_the_sweep_keeps_the_points_done_and_leaves_no_worker(tmp_p
         os.killpg(proc.pid, 0)
 
 
+def test_resume_computes_only_the_missing_points(tmp_path, capsys):
+    full = evaluation.evaluate(grid="tiny", out_dir=str(tmp_path), figures=False, progress=False, jobs=1)
+    lines = (tmp_path / "evaluation.csv").read_text().splitlines()
+    (tmp_path / "evaluation.csv").write_text("\n".join(lines[:3]) + "\n")       # as if stopped after 2 points
+    kept = evaluation.read_csv(str(tmp_path / "evaluation.csv"))
+    assert main(["evaluate", "--grid", "tiny", "--out", str(tmp_path), "--no-figures", "--quiet", "--jobs", "1",
+                 "--resume"]) == 0
+    again = evaluation.read_csv(str(tmp_path / "evaluation.csv"))
+    _same_rows(again, full)
+    assert [r["seconds"] for r in again[:2]] == [r["seconds"] for r in kept]    # kept, not recomputed
+    assert [r["seconds"] for r in again[2:]] != [r["seconds"] for r in full[2:]]  # the rest was computed now
+    capsys.readouterr()
+    # another seed is another sweep: its rows cannot be mixed in
+    assert main(["evaluate", "--grid", "tiny", "--out", str(tmp_path), "--no-figures", "--quiet", "--seed", "1",
+                 "--resume"]) == 2
+    err = capsys.readouterr().err
+    assert "cannot resume" in err and "another grid or seed" in err and "Traceback" not in err
+
+
+def test_the_time_left_weighs_points_by_their_cost():
+    points = evaluation.grid_points({"n": [10, 20], "known_fraction": [0.5], "p": [0.3, 0.4, 0.5],
+                                     "eps": [1.0], "delta": [1e-6]})
+    bar = evaluation._Progress(points, enabled=False, workers=2)
+    bar.step({"n": 10, "eps": 1.0, "seconds": 1.0})
+    bar.step({"n": 20, "eps": 1.0, "seconds": 9.0})
+    # two cheap points (n = 10) and two dear ones (n = 20) are left: (2 * 1 + 2 * 9) / 2 workers
+    assert bar._seconds_left() == pytest.approx(10.0)
+
+
 def _same_rows(a, b):
     keys = [k for k in evaluation.COLUMNS if k != "seconds"]
     for ra, rb in zip(a, b):

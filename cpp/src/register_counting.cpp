@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <stdexcept>
@@ -17,9 +18,10 @@ struct Curve {
 
 // Evaluate f(eps_i, hints) for every eps, interruptibly, in blocks of consecutive indices spread
 // over the cores.  Within a block each evaluation starts its root search from the previous one's
-// (ppk::RootHint): a dense curve then costs about half as much.  The blocks are fixed, so every
-// result is the same whatever the number of threads.
-constexpr std::int64_t kCurveBlock = 64;
+// (ppk::RootHint): a dense curve then costs about a third as much.  The blocks depend only on the
+// number of values (at least 16 blocks, so that short lists still spread over the cores, and at
+// most 64 values each), so every result is the same whatever the number of threads.
+std::int64_t curve_block(std::int64_t n) { return std::clamp<std::int64_t>((n + 15) / 16, 1, 64); }
 
 template <class F>
 py::tuple evaluate_curve(const DoubleArray& eps, const F& f) {
@@ -31,7 +33,7 @@ py::tuple evaluate_curve(const DoubleArray& eps, const F& f) {
   c.log_delta.resize(n);
   c.log_upper.resize(n);
   c.method.resize(n);
-  run_blocks_interruptible(n, kCurveBlock, [&](std::int64_t begin, std::int64_t end) {
+  run_blocks_interruptible(n, curve_block(n), [&](std::int64_t begin, std::int64_t end) {
     std::array<ppk::RootHint, 2> hints{};
     for (std::int64_t i = begin; i < end; ++i) {
       const ppk::DeltaBounds r = f(static_cast<ppk::real>(e[i]), hints);
@@ -80,7 +82,7 @@ void register_counting(py::module_& m) {
                if (!(e[i] >= 0) || std::isinf(e[i])) throw std::invalid_argument("eps must be finite and >= 0");
              std::vector<double> la(n), lb(n);
              // blocks with a root hint, as in evaluate_curve (a PLD asks for millions of dense eps)
-             run_blocks_interruptible(n, kCurveBlock, [&](std::int64_t begin, std::int64_t end) {
+             run_blocks_interruptible(n, curve_block(n), [&](std::int64_t begin, std::int64_t end) {
                ppk::RootHint hint;
                for (std::int64_t i = begin; i < end; ++i) {
                  const auto r = self.tail_logs(sigma, e[i], mirrored, &hint);
@@ -104,11 +106,15 @@ void register_counting(py::module_& m) {
           for (std::int64_t i = 0; i < n; ++i)
             if (!(p[i] >= 0 && p[i] <= 1)) throw std::invalid_argument("p must be in [0, 1]");
           std::vector<double> out(n);
-          // one law per p: many small evaluations, spread over both cores without Python in between
-          run_interruptible(n, [&](std::int64_t i) {
-            // one evaluation per law: building the pmf table would cost more than the evaluation reads
-            const ppk::DeltaBounds r = ppk::NoisyCount(N, p[i], /*cache_pmf=*/false).evaluate(sigma, eps);
-            out[i] = log_to_double(std::max(r.log_upper, r.log_delta), true);
+          // one law per p: many small evaluations, spread over both cores without Python in between, in
+          // blocks whose evaluations start from the previous p's roots (a grid of biases is sorted)
+          run_blocks_interruptible(n, curve_block(n), [&](std::int64_t begin, std::int64_t end) {
+            std::array<ppk::RootHint, 2> hints{};
+            for (std::int64_t i = begin; i < end; ++i) {
+              // one evaluation per law: building the pmf table would cost more than the evaluation reads
+              const ppk::DeltaBounds r = ppk::NoisyCount(N, p[i], /*cache_pmf=*/false).evaluate(sigma, eps, &hints);
+              out[i] = log_to_double(std::max(r.log_upper, r.log_delta), true);
+            }
           });
           return to_numpy(std::move(out));
         },

@@ -354,17 +354,25 @@ def _ppk_sigma(n: int, known: int, p_lo: float, p_hi: float, eps: float, kappa4:
         return sigma
 
 
-def _diagnostics(n: int, known: int, count_estimate: int, kappa1: float) -> Diagnostics:
-    c_hat = min(n, max(0, count_estimate))
-    bias_estimate = c_hat / n
-    b = min(1 - 1e-12, max(1e-12, bias_estimate))
+def exclusion_order(n: int, known: int, c_hat: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The background classes q(D') by decreasing pointwise loss: (support, order, cumulative probability).
+
+    Excluding the first k classes of ``order`` removes probability ``cum[k - 1]``; kappa1 excludes the
+    classes whose cumulative probability stays below it.
+    """
+    b = min(1 - 1e-12, max(1e-12, c_hat / n))
     support, prb = hypergeom_pmf(population=n, successes=c_hat, draws=known)
     h = support.astype(float)
     with np.errstate(divide="ignore"):
         loss = np.abs(np.log((known - h + 1) * b) - np.log(h * (1 - b)))   # Lemma 5.3 with n' (docs/decisions.md)
     loss[h == 0] = np.inf
     order = np.argsort(-loss, kind="stable")
-    cum = np.cumsum(prb[order])
+    return support, order, np.cumsum(prb[order])
+
+
+def _diagnostics(n: int, known: int, count_estimate: int, kappa1: float) -> Diagnostics:
+    c_hat = min(n, max(0, count_estimate))
+    support, order, cum = exclusion_order(n, known, c_hat)
     excluded = int(np.searchsorted(cum, kappa1, side="left"))   # classes with cumulative prob < kappa1
     excluded = min(excluded, support.size - 1)
     return Diagnostics(count_estimate=c_hat, classes=int(support.size), excluded=excluded,

@@ -423,12 +423,12 @@ def _cmd_evaluate(args: argparse.Namespace) -> int:
     client = _dask_client(args.scheduler) if args.scheduler else None
     try:
         rows = evaluate(grid=args.grid, out_dir=args.out, jobs=args.jobs, seed=args.seed,
-                        figures=not args.no_figures, progress=not args.quiet,
+                        figures=not args.no_figures, progress=not args.quiet, resume=args.resume,
                         executor=client.get_executor() if client is not None else None)
     except SweepInterrupted as stop:
         where = "the cluster's tasks were cancelled" if client is not None else "the worker processes have ended"
-        print(f"\ninterrupted: {len(stop.rows)} of {stop.total} points were done and are in "
-              f"{args.out}/evaluation.csv; {where}", file=sys.stderr)
+        print(f"\ninterrupted: {len(stop.rows)} of {stop.total} points are done and in {args.out}/evaluation.csv; "
+              f"{where}. Run the same command with --resume to compute the rest.", file=sys.stderr)
         return 130
     finally:
         if client is not None:
@@ -610,13 +610,17 @@ def build_parser() -> argparse.ArgumentParser:
                                    "Algorithm 2 (median over seeds) and the DP baselines; write "
                                    "evaluation.csv, figures (with matplotlib) and summary.md.")
     e.add_argument("--grid", choices=["quick", "thesis", "tiny"], default="quick",
-                   help="quick: 81 points, about a minute on 2 cores; thesis: the ranges the thesis proposes, 560 points "
-                        "(n up to 1e7), about ten minutes on 2 cores; tiny: 4 points, for smoke tests (default %(default)s)")
+                   help="quick: 81 points, about half a minute on 2 cores; thesis: the ranges the thesis proposes, 560 "
+                        "points (n up to 1e7), a few minutes on 2 cores; tiny: 4 points, for smoke tests "
+                        "(default %(default)s)")
     e.add_argument("--out", default="ppk-out", help="output folder (default %(default)s)")
     e.add_argument("--jobs", type=_positive_whole, default=None, help="worker processes (default: all cores)")
     e.add_argument("--seed", type=_whole, default=0, help="seed of the data sets and Laplace draws (default 0)")
     e.add_argument("--no-figures", action="store_true", help="write the CSV and summary only")
     e.add_argument("--quiet", action="store_true", help="no progress bar")
+    e.add_argument("--resume", action="store_true",
+                   help="keep the points already in OUT/evaluation.csv (an interrupted run of the same grid and "
+                        "seed) and compute only the rest")
     e.add_argument("--scheduler", metavar="ADDRESS", default=None,
                    help="run the points on a running dask.distributed cluster, e.g. tcp://10.0.0.1:8786 "
                         "(needs pip install 'ppk[dask]'); the CSV is the same as on the local process pool")

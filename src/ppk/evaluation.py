@@ -11,16 +11,19 @@ depends only on the grid and the seed, not on the executor or the order.
 from __future__ import annotations
 
 import csv
+import importlib.util
+import json
 import math
 import os
 import signal
 import sys
 import time
+import types
 import warnings
 from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
 from dataclasses import dataclass
 from itertools import product
-from typing import Any
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -29,7 +32,7 @@ from .algorithm1 import alg1
 from .algorithm2 import alg2
 from .baselines import analytic_gaussian_sigma, classic_gaussian_sigma, sufficient_gaussian_sigma
 
-__all__ = ["GRIDS", "GridPoint", "grid_points", "evaluate_point", "run_sweep", "write_csv", "COLUMNS",
+__all__ = ["GRIDS", "GridPoint", "grid_points", "evaluate_point", "run_sweep", "write_csv", "read_csv", "COLUMNS",
            "SweepInterrupted"]
 
 COLUMNS = ["n", "known_fraction", "p", "eps", "delta", "sigma_ppk", "sigma_alg2", "sigma_analytic",
@@ -93,23 +96,46 @@ def evaluate_point(point: GridPoint) -> dict:
 
 
 class _Progress:
-    """A dependency-free progress bar on stderr (a line per 10% when stderr is not a terminal)."""
+    """A dependency-free progress bar on stderr (a line per 10% when stderr is not a terminal).
 
-    def __init__(self, total: int, enabled: bool):
-        self.total, self.done, self.enabled = total, 0, enabled
+    The estimate of the time left weighs the points by their cost, not their count: a point of the
+    sweep costs from milliseconds to seconds depending on (n, eps), so each pending point is
+    expected to cost the mean of the finished points with the same (n, eps) (the mean of all
+    finished points until one is), and the sum is shared by the workers.
+    """
+
+    def __init__(self, points: list[GridPoint], enabled: bool, workers: int):
+        self.total, self.done, self.enabled, self.workers = len(points), 0, enabled, max(1, workers)
+        self.pending: dict[tuple, int] = {}
+        for p in points:
+            self.pending[(p.n, p.eps)] = self.pending.get((p.n, p.eps), 0) + 1
+        self.spent: dict[tuple, list[float]] = {}
         self.start = time.perf_counter()
         self.tty = sys.stderr.isatty()
         self.last_decile = -1
 
-    def step(self) -> None:
+    def _seconds_left(self) -> float:
+        everything = [t for ts in self.spent.values() for t in ts]
+        if not everything:
+            return math.nan
+        overall = sum(everything) / len(everything)
+        cost = sum(count * (sum(self.spent[key]) / len(self.spent[key]) if key in self.spent else overall)
+                   for key, count in self.pending.items())
+        return cost / self.workers
+
+    def step(self, row: dict) -> None:
         self.done += 1
+        key = (row["n"], row["eps"])
+        self.pending[key] -= 1
+        self.spent.setdefault(key, []).append(row["seconds"])
         if not self.enabled:
             return
         frac = self.done / self.total
         elapsed = time.perf_counter() - self.start
-        eta = elapsed / frac - elapsed if frac > 0 else 0.0
+        left = self._seconds_left()
         bar = "#" * int(30 * frac) + "." * (30 - int(30 * frac))
-        text = f"[{bar}] {self.done}/{self.total} points, {elapsed:.0f} s elapsed, ~{eta:.0f} s left"
+        text = (f"[{bar}] {self.done}/{self.total} points, {elapsed:.0f} s elapsed"
+                + (f", ~{left:.0f} s left" if self.done < self.total and math.isfinite(left) else ""))
         if self.tty:
             print("\r" + text, end="" if self.done < self.total else "\n", file=sys.stderr, flush=True)
         elif int(10 * frac) > self.last_decile:
@@ -141,27 +167,37 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
 
 
 def run_sweep(points: list[GridPoint], *, executor: Executor | None = None, jobs: int | None = None,
-              progress: bool = True) -> list[dict]:
+              progress: bool = True, side_tasks: Sequence[tuple[Callable[..., Any], tuple]] = (),
+              side_results: list | None = None) -> list[dict]:
     """Evaluate every point; rows come back in grid order whatever the executor does.
 
-    On Ctrl-C (KeyboardInterrupt) the pending points are cancelled, the pool's workers end, and
-    :class:`SweepInterrupted` carries the rows already finished.
+    ``side_tasks`` (function, arguments) run in the same pool, submitted first, so that they overlap the
+    sweep (``ppk evaluate`` draws its figures this way); their results are appended to ``side_results``
+    in the order given.  On Ctrl-C (KeyboardInterrupt) the pending points are cancelled, the pool's
+    workers end, and :class:`SweepInterrupted` carries the rows already finished.
     """
     own = executor is None
-    pool: Executor = (ProcessPoolExecutor(max_workers=jobs or os.cpu_count() or 1, initializer=_ignore_interrupts)
+    workers = jobs or os.cpu_count() or 1
+    pool: Executor = (ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupts)
                       if executor is None else executor)
-    bar = _Progress(len(points), progress)
+    bar = _Progress(points, progress, workers)
     rows: list[dict | None] = [None] * len(points)
     futures: list[Any] = []
     try:
-        futures = [pool.submit(evaluate_point, p) for p in points]
-        index = dict(zip(futures, range(len(points))))
+        side = [pool.submit(f, *args) for f, args in side_tasks]
+        futures = side + [pool.submit(evaluate_point, p) for p in points]
+        index = dict(zip(futures[len(side):], range(len(points))))
         pending = set(futures)
         while pending:   # wake twice a second, so that Ctrl-C and SIGTERM are handled at once
             done, pending = wait(pending, timeout=0.5, return_when=FIRST_COMPLETED)
             for fut in done:
-                rows[index[fut]] = fut.result()
-                bar.step()
+                if fut in index:
+                    rows[index[fut]] = row = fut.result()
+                    bar.step(row)
+                else:
+                    fut.result()   # a failed side task raises here
+        if side_results is not None:
+            side_results.extend(f.result() for f in side)
     except KeyboardInterrupt:
         for fut in futures:
             fut.cancel()
@@ -190,33 +226,87 @@ def write_csv(rows: list[dict], path: str) -> None:
 
 
 
+RUN_FILE = "evaluation-run.json"   # the grid and seed that evaluation.csv belongs to (for --resume)
+
+
+def _point_key(r: GridPoint | dict) -> tuple:
+    get = (lambda k: getattr(r, k)) if isinstance(r, GridPoint) else r.__getitem__
+    return tuple(get(k) for k in ("n", "known_fraction", "p", "eps", "delta"))
+
+
+def read_csv(path: str) -> list[dict]:
+    """The rows of an ``evaluation.csv`` written by :func:`write_csv` (empty cells are NaN)."""
+    with open(path, newline="") as fh:
+        reader = csv.DictReader(fh)
+        if reader.fieldnames != COLUMNS:
+            raise ValueError(f"{path} is not an evaluation.csv of this version of ppk (columns {reader.fieldnames})")
+        return [{k: int(v) if k == "n" else (float(v) if v else math.nan) for k, v in r.items()} for r in reader]
+
+
+def _previous_rows(out_dir: str, run: dict) -> dict[tuple, dict]:
+    """The finished rows of an earlier run of the same grid and seed in ``out_dir`` (for ``resume``)."""
+    run_path, csv_path = os.path.join(out_dir, RUN_FILE), os.path.join(out_dir, "evaluation.csv")
+    if not os.path.exists(csv_path):
+        return {}
+    if not os.path.exists(run_path):
+        raise ValueError(f"cannot resume: {csv_path} has no {RUN_FILE} saying which grid and seed it is for")
+    with open(run_path) as fh:
+        before = json.load(fh)
+    if before != run:
+        raise ValueError(f"cannot resume: {csv_path} is for another grid or seed ({before}); "
+                         "use another output folder, or the same grid and seed")
+    return {_point_key(r): r for r in read_csv(csv_path)}
+
+
 def evaluate(*, grid: str | dict = "quick", out_dir: str = "ppk-out", executor: Executor | None = None,
-             jobs: int | None = None, seed: int = 0, figures: bool = True, progress: bool = True) -> list[dict]:
+             jobs: int | None = None, seed: int = 0, figures: bool = True, progress: bool = True,
+             resume: bool = False) -> list[dict]:
     """Run the sweep, write ``evaluation.csv``, the figures (if matplotlib is installed) and ``summary.md``.
 
     Returns the CSV rows.  ``executor`` is any ``concurrent.futures.Executor``; by default a process
-    pool with ``jobs`` workers (all cores).  Results depend only on ``grid`` and ``seed``.
+    pool with ``jobs`` workers (all cores), which also draws the figures while the sweep runs.
+    Results depend only on ``grid`` and ``seed``.  ``resume`` keeps the rows of an interrupted run of the
+    same grid and seed in ``out_dir`` and computes only the missing points.
     """
     os.makedirs(out_dir, exist_ok=True)
     points = grid_points(grid, seed=seed)
-    try:
-        rows = run_sweep(points, executor=executor, jobs=jobs, progress=progress)
-    except SweepInterrupted as stop:   # keep what is done: the CSV of the finished points, then stop
-        write_csv(stop.rows, os.path.join(out_dir, "evaluation.csv"))
-        raise
-    write_csv(rows, os.path.join(out_dir, "evaluation.csv"))
+    run = {"grid": grid if isinstance(grid, str) else {k: list(v) if isinstance(v, (list, tuple)) else v
+                                                         for k, v in grid.items()}, "seed": seed}
+    done = _previous_rows(out_dir, run) if resume else {}
+    with open(os.path.join(out_dir, RUN_FILE), "w") as fh:
+        json.dump(run, fh)
+    todo = [p for p in points if _point_key(p) not in done]
+
+    def in_grid_order(new_rows: list[dict]) -> list[dict]:
+        found = {**done, **{_point_key(r): r for r in new_rows}}
+        return [found[_point_key(p)] for p in points if _point_key(p) in found]
+
     drawn: list[tuple[str, str]] = []
     note = "none were drawn (figures=False, or --no-figures on the command line)."
+    figs: types.ModuleType | None = None
     if figures:
-        try:
-            import matplotlib  # noqa: F401
-        except ImportError:
+        if importlib.util.find_spec("matplotlib") is None:
             note = "matplotlib is not installed (pip install 'ppk[plot]'): no figures were drawn."
         else:
-            from . import figures as figs
-            drawn.append(figs.fig_evaluation_summary(out_dir, rows))
-            for f in figs.ALL:
-                drawn.append(f(out_dir))
+            from . import figures as figs_module
+            figs = figs_module
+    # our own pool draws the figures alongside the sweep; a given executor (a cluster) would draw them
+    # on its workers' disks, so then they are drawn here afterwards
+    side: list[tuple[Callable[..., Any], tuple]] = (
+        [(f, (out_dir,)) for f in figs.ALL] if figs is not None and executor is None else [])
+    side_results: list[tuple[str, str]] = []
+    try:
+        new_rows = run_sweep(todo, executor=executor, jobs=jobs, progress=progress, side_tasks=side,
+                             side_results=side_results)
+    except SweepInterrupted as stop:   # keep what is done: the CSV of the finished points, then stop
+        write_csv(in_grid_order(stop.rows), os.path.join(out_dir, "evaluation.csv"))
+        stop.rows, stop.total = in_grid_order(stop.rows), len(points)
+        raise
+    rows = in_grid_order(new_rows)
+    write_csv(rows, os.path.join(out_dir, "evaluation.csv"))
+    if figs is not None:
+        drawn.append(figs.fig_evaluation_summary(out_dir, rows))
+        drawn += side_results if side else [f(out_dir) for f in figs.ALL]
     _write_summary(out_dir, grid, seed, rows, drawn, note)
     return rows
 

@@ -35,23 +35,33 @@ def _save(fig, out_dir: str, name: str) -> str:
     return name
 
 
-def fig_baselines_vs_n(out_dir: str, eps: float = 0.1, delta: float = 1e-6) -> tuple[str, str]:
+def fig_baselines_vs_n(out_dir: str, delta: float = 1e-6) -> tuple[str, str]:
     plt = _plt()
-    ns = np.logspace(4, 7, 13)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for label, s in [("classic (Thm 3.1)", classic_gaussian_sigma(eps=eps, delta=delta)),
-                     ("Cor. 3.2, corrected", sufficient_gaussian_sigma(eps=eps, delta=delta)),
-                     ("Cor. 3.2, as printed (not DP)", _printed_cor32(eps, delta)),
-                     ("analytic (Balle-Wang)", analytic_gaussian_sigma(eps=eps, delta=delta))]:
-        ax.loglog(ns, s / ns, marker="o", ms=3, label=label)
-    ax.set_xlabel("database size n (rows)")
-    ax.set_ylabel("normalised noise beta = sigma / n")
-    ax.set_title(f"DP baselines for a count, eps={eps}, delta={delta:g} (thesis Fig 3.1)")
+    # The thesis's Fig 3.1 plots beta = sigma / n against n: four parallel lines, since every
+    # baseline's sigma is independent of n.  What differs is their ratio to the exact minimum (the
+    # analytic Gaussian), which depends on eps only: that is what is drawn.
+    eps = np.logspace(-3, np.log10(0.99), 60)
+    exact = np.array([analytic_gaussian_sigma(eps=e, delta=delta) for e in eps])
+    fig, ax = plt.subplots(figsize=(6.4, 4.2))
+    baselines: list[tuple[str, Callable[[float], float], str]] = [
+        ("classic (Thm 3.1)", lambda e: classic_gaussian_sigma(eps=e, delta=delta), "-"),
+        ("Cor. 3.2, corrected", lambda e: sufficient_gaussian_sigma(eps=e, delta=delta), "-"),
+        ("Cor. 3.2, as printed (below 1: not DP)", lambda e: _printed_cor32(e, delta), "--")]
+    for label, sigma_of, style in baselines:
+        ax.semilogx(eps, np.array([sigma_of(e) for e in eps]) / exact, style, label=label)
+    ax.axhline(1.0, color="k", lw=1, label="analytic Gaussian (Balle-Wang): the least noise that is DP")
+    ax.set_xlabel("eps")
+    ax.set_ylabel("sigma / sigma_analytic (same for every n)")
+    ax.set_title(f"DP baselines for a count as multiples of the exact minimum, delta = {delta:g}\n"
+                 "(thesis Fig 3.1 plots beta = sigma/n against n: parallel 1/n lines)", fontsize=10)
     ax.legend(fontsize=8)
+    ratio_at = {e: classic_gaussian_sigma(eps=e, delta=delta) / analytic_gaussian_sigma(eps=e, delta=delta)
+                for e in (0.01, 0.5)}
     return _save(fig, out_dir, "fig3_1_baselines_vs_n.png"), \
-        "DP noise (beta = sigma/n) of the classic, Cor. 3.2 (corrected and as printed) and analytic " \
-        "Gaussian mechanisms vs n; all scale as 1/n, the printed Cor. 3.2 is below the exact (analytic) " \
-        "minimum, i.e. not DP."
+        "The DP baselines as multiples of the least DP noise (the analytic Gaussian) against eps; the ratio " \
+        f"does not depend on n. The classic bound adds {ratio_at[0.01] - 1:.0%} at eps = 0.01 and " \
+        f"{ratio_at[0.5] - 1:.0%} at eps = 0.5; the printed Cor. 3.2 falls below 1 (for eps below about 0.8), " \
+        "so it is not DP."
 
 
 def _printed_cor32(eps, delta):
@@ -68,12 +78,13 @@ def fig_pointwise_loss(out_dir: str, n: int = 5000, known: int = 3000, o: int = 
     def loss(b, q):
         return np.abs(np.log((n - known - o + q) / (o - q) * b / (1 - b)))
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
-    for q in (500, 1000, 1500):
-        ax1.plot(b, loss(b, q), label=f"q(D') = {q}")
-        ax1.axvline((o - q) / (n - known), ls=":", c="grey")
+    for i, q in enumerate((500, 1000, 1500)):
+        line, = ax1.plot(b, loss(b, q), label=f"q(D') = {q}")
+        ax1.axvline((o - q) / (n - known), ls=":", c=line.get_color(),
+                    label="|PL| = 0 at b = (o - q)/(n - n')" if i == 0 else None)
     ax1.set_xlabel("attacker's bias b")
     ax1.set_ylabel("noiseless pointwise privacy loss |PL| (nats)")
-    ax1.set_title(f"|D|={n}, |D'|={known}, output o={o}")
+    ax1.set_title("|PL| against the bias, for three backgrounds")
     ax1.legend(fontsize=8)
     qs = np.arange(100, 1900, 10)
     B, Q = np.meshgrid(b, qs)
@@ -81,36 +92,40 @@ def fig_pointwise_loss(out_dir: str, n: int = 5000, known: int = 3000, o: int = 
     ax2.plot((o - qs) / (n - known), qs, "w--", lw=1, label="minimum b = (o - q)/(n - n')")
     ax2.set_xlabel("attacker's bias b")
     ax2.set_ylabel("ones among the known rows q(D')")
+    ax2.set_title("|PL| over bias and background")
     ax2.legend(fontsize=8, loc="upper right")
     fig.colorbar(im, ax=ax2, label="|PL| (nats, capped at 5)")
+    fig.suptitle(f"Noiseless pointwise privacy loss of a count (thesis Fig 4.1): |D| = {n}, |D'| = {known} known "
+                 f"rows, output o = {o}", fontsize=11)
+    zeros = ", ".join(f"{(o - q) / (n - known):g}" for q in (500, 1000, 1500))
     return _save(fig, out_dir, "fig4_1_pointwise_loss.png"), \
-        "Thesis Fig 4.1 with bias 0.4 (the text's value): the noiseless pointwise loss at o=2000 vanishes " \
-        "at b = (2000 - q)/2000 (0.75, 0.5, 0.25) -- a pointwise effect, not a statement about delta."
+        f"Thesis Fig 4.1: the noiseless pointwise loss at output o = {o} against the attacker's bias b; it " \
+        f"vanishes at b = (o - q)/(n - n') ({zeros} for q = 500, 1000, 1500 known ones) -- a pointwise " \
+        "effect at one output, not a statement about delta."
 
 
-def fig_hypergeom_runtime(out_dir: str, sizes: Sequence[int] = (10_000, 20_000, 50_000)) -> tuple[str, str]:
+def fig_hypergeom_runtime(out_dir: str, sizes: Sequence[int] = (1_000, 2_000, 5_000, 10_000)) -> tuple[str, str]:
     from scipy import stats
     plt = _plt()
     t_ppk, t_loop, t_vec = [], [], []
     for n in sizes:
         t_ppk.append(_time(lambda: hypergeom_pmf(population=n, successes=n // 2, draws=n // 2)))
         dist = stats.hypergeom(M=n, n=n // 2, N=n // 2)
-        lo, hi = 0, n // 2
-        sample = np.linspace(lo, hi, 2000).astype(int)   # time 2000 calls, scale to the support
-        t_loop.append(_time(lambda: [dist.pmf(h) for h in sample], reps=1) * (hi - lo + 1) / sample.size)
-        t_vec.append(_time(lambda: dist.pmf(np.arange(lo, hi + 1)), reps=1))
+        classes = range(0, n // 2 + 1)
+        t_loop.append(_time(lambda: [dist.pmf(h) for h in classes], reps=1))   # every class, measured
+        t_vec.append(_time(lambda: dist.pmf(np.arange(0, n // 2 + 1)), reps=1))
     fig, ax = plt.subplots(figsize=(6, 4))
-    ax.loglog(sizes, t_loop, "o-", label="scipy, one call per class (extrapolated from 2000)")
-    ax.loglog(sizes, t_vec, "s-", label="scipy, vectorised")
+    ax.loglog(sizes, t_loop, "o-", label="scipy, one call per class (the thesis's method)")
+    ax.loglog(sizes, t_vec, "s-", label="scipy, one vectorised call")
     ax.loglog(sizes, t_ppk, "^-", label="ppk.hypergeom_pmf (C++)")
-    ax.set_xlabel("database size n (n' = c = n/2)")
-    ax.set_ylabel("seconds for all classes")
+    ax.set_xlabel("database size n (n' = c = n/2; n/2 + 1 classes)")
+    ax.set_ylabel("seconds for all classes (measured)")
     ax.set_title("Hypergeometric class weights (thesis Fig 5.1)")
     ax.legend(fontsize=8)
-    ratio = t_loop[-1] / t_ppk[-1]
     return _save(fig, out_dir, "fig5_1_hypergeom_runtime.png"), \
-        f"Run time of all hypergeometric class probabilities: ppk is {ratio:.0f}x faster than per-class " \
-        f"scipy calls at n={sizes[-1]}."
+        f"Measured run time of all hypergeometric class probabilities (n/2 + 1 classes): at n = {sizes[-1]:,} " \
+        f"ppk takes {t_ppk[-1] * 1e3:.2g} ms, {t_loop[-1] / t_ppk[-1]:.0f}x less than one scipy call per class " \
+        f"and {t_vec[-1] / t_ppk[-1]:.0f}x less than scipy's vectorised call."
 
 
 def _time(f, reps=3):
@@ -144,7 +159,7 @@ def fig_tau_and_supported_eps(out_dir: str, kappa2: Sequence[float] = (1e-3, 1e-
         "with 99% probability; the additive bound does not depend on the bias (the KL option would)."
 
 
-def fig_laplace_truncation(out_dir: str, kappa2: float = 1e-6) -> tuple[str, str]:
+def fig_laplace_truncation(out_dir: str, kappa2: float = 1e-6, kappa3: float = 1e-6) -> tuple[str, str]:
     plt = _plt()
     eps = np.logspace(-3, 0, 80)
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -152,12 +167,13 @@ def fig_laplace_truncation(out_dir: str, kappa2: float = 1e-6) -> tuple[str, str
         t = a2.hoeffding_t(kappa2=kappa2, m=n // 2)
         ax.loglog(eps, [max(a2.laplace_truncation(n=n, t=t, eps_estimate=e / 2), 1e-300) for e in eps],
                   label=f"n = {n:g}, m = n/2")
-    ax.axhline(1e-6, ls=":", c="grey", label="delta = 1e-6")
+    ax.axhline(kappa3, ls=":", c="grey", label=f"kappa3 = {kappa3:g}: above it, Algorithm 2 falls back to DP")
     ax.set_ylim(1e-30, 2)
     ax.set_xlabel("total eps (half estimates the bias)")
     ax.set_ylabel("Laplace truncation term T_L (part of delta)")
-    ax.set_title(f"Laplace truncation, kappa2 = {kappa2:g} (thesis Fig 5.3)")
-    ax.legend(fontsize=8)
+    ax.set_title(f"Laplace truncation, kappa2 = {kappa2:g}, kappa3 = {kappa3:g}\n"
+                 f"(delta = {kappa2 + kappa3:g} split equally; thesis Fig 5.3)", fontsize=10)
+    ax.legend(fontsize=8, loc="upper right")
     return _save(fig, out_dir, "fig5_3_laplace_truncation.png"), \
         "T_L, the probability that the count estimate's discrete Laplace noise exceeds n t - 1 (about " \
         "exp(-(eps/2)(n t - 1))), against eps: where it exceeds kappa3 Algorithm 2 falls back to DP."
@@ -168,7 +184,8 @@ def fig_fraction_excluded(out_dir: str) -> tuple[str, str]:
     kappas = np.logspace(-16, -2, 30)
     fig, ax = plt.subplots(figsize=(6, 4))
     for n in (10**4, 10**5, 10**6):
-        frac = [a2._diagnostics(n, n // 2, n // 2, k).fraction_excluded for k in kappas]
+        support, _, cum = a2.exclusion_order(n, n // 2, n // 2)    # once per n, then every kappa1
+        frac = np.minimum(np.searchsorted(cum, kappas, side="left"), support.size - 1) / support.size
         ax.semilogx(kappas, frac, label=f"n = {n:g}, |D'| = n/2")
     ax.set_xlabel("kappa1 (probability mass of excluded classes)")
     ax.set_ylabel("fraction of background classes excluded")
@@ -179,27 +196,38 @@ def fig_fraction_excluded(out_dir: str) -> tuple[str, str]:
         "kappa1 suffices -- and under the binomial model exclusion cannot change sigma anyway."
 
 
-def fig_gain_maps(out_dir: str, ns: Sequence[int] = (10**4, 10**6), epss: Sequence[float] = (0.01, 0.1), delta: float = 1e-6, size: int = 11) -> tuple[str, str]:
+def fig_gain_maps(out_dir: str, n: int = 10**4, epss: Sequence[float] = (0.05, 0.1, 0.2), delta: float = 1e-6,
+                  size: int = 11) -> tuple[str, str]:
     plt = _plt()
     kf = np.linspace(0.05, 0.95, size)
     ps = np.linspace(0.05, 0.95, size)
-    fig, axes = plt.subplots(len(ns), len(epss), figsize=(5 * len(epss), 4 * len(ns)), squeeze=False)
-    for (i, n), (j, e) in product_idx(ns, epss):
+    fig, axes = plt.subplots(1, len(epss), figsize=(5.2 * len(epss), 5.0), sharey=True, squeeze=False)
+    im = None
+    for ax, e in zip(axes[0], epss):
         bw = analytic_gaussian_sigma(eps=e, delta=delta)
-        share = np.empty((size, size))
-        for a, f in enumerate(kf):
+        share = np.array([[alg1(n=n, known=int(f * n), p=p, eps=e, delta=delta).sigma / bw for p in ps] for f in kf])
+        im = ax.pcolormesh(ps, kf, share, shading="nearest", cmap="viridis", vmin=0, vmax=1)
+        for a, f in enumerate(kf):       # the values themselves, for readers who print in grey
             for b, p in enumerate(ps):
-                share[a, b] = alg1(n=n, known=int(f * n), p=p, eps=e, delta=delta).sigma / bw
-        ax = axes[i][j]
-        im = ax.pcolormesh(ps, kf, share, shading="auto", cmap="viridis", vmin=0, vmax=1)
+                v = share[a, b]
+                ax.text(p, f, "0" if v == 0 else f"{v:.2f}".lstrip("0"), ha="center", va="center", fontsize=5.5,
+                        color="white" if v < 0.55 else "black")
         ax.set_xlabel("bias p of the unknown rows")
-        ax.set_ylabel("known / n")
-        ax.set_title(f"n = {n:g}, eps = {e}, sigma_BW = {bw:.4g} counts")
-        fig.colorbar(im, ax=ax, label="sigma_PPK / sigma_BW (0 = no added noise)")
-    fig.suptitle(f"Share of the DP (analytic Gaussian) noise that PPK-DP needs, delta = {delta:g}")
-    return _save(fig, out_dir, "gain_maps.png"), \
-        "sigma_PPK / sigma_BW over (known/n, p), the inverse of the gain: small where many rows are unknown " \
-        "and p is near 1/2, 0 where the unknown rows alone suffice, 1 where the attacker knows almost everything."
+        ax.set_title(f"eps = {e:g}: DP needs sigma_BW = {bw:.3g} counts\n"
+                     f"natural noise alone suffices at {np.mean(share == 0):.0%} of the cells", fontsize=10)
+    axes[0][0].set_ylabel("share of rows the attacker knows (known / n)")
+    fig.colorbar(im, ax=axes[0].tolist(), fraction=0.025, pad=0.01,
+                 label="sigma_PPK / sigma_BW  (0: no added noise, 1: as much as DP)")
+    fig.suptitle(f"Share of the DP noise that PPK needs, n = {n:,}, delta = {delta:g}: "
+                 "the transition as eps grows", fontsize=11, y=1.03)
+    name = "gain_maps.png"
+    fig.savefig(os.path.join(out_dir, name), dpi=110, bbox_inches="tight")   # no tight_layout: a shared colour bar
+    plt.close(fig)
+    return name, \
+        f"sigma_PPK / sigma_BW over (known/n, p) at n = {n:,} for eps = {', '.join(f'{e:g}' for e in epss)}: " \
+        "0 (no added noise) where many rows are unknown and p is near 1/2, close to 1 where the attacker " \
+        "knows almost everything or p is extreme; as eps grows the DP noise shrinks and the region where " \
+        "the unknown rows alone suffice spreads."
 
 
 def product_idx(a: Sequence[Any], b: Sequence[Any]) -> Iterator[tuple[tuple[int, Any], tuple[int, Any]]]:
@@ -210,46 +238,75 @@ def product_idx(a: Sequence[Any], b: Sequence[Any]) -> Iterator[tuple[tuple[int,
 
 def fig_delta_curves(out_dir: str, n: int = 100_000, known: int = 50_000, p: float = 0.5) -> tuple[str, str]:
     plt = _plt()
-    eps = np.linspace(0.0, 0.12, 61)
-    fig, ax = plt.subplots(figsize=(6, 4))
-    for sigma in (0.0, 100.0, 300.0):
+    eps = np.linspace(0.0, 0.12, 121)
+    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    colours = {0.0: "k", 100.0: "C0", 300.0: "C3"}
+    lowest = 0.0
+    for sigma, colour in colours.items():   # one colour per added sigma: with and without natural noise
         q = CountingQuery(n=n, known=known, p=p, sigma=sigma)
-        ax.plot(eps, q.log_delta(eps) / math.log(10), label=f"natural noise + sigma = {sigma:g}")
-    for sigma in (100.0, 300.0):
-        ax.plot(eps, analytic_gaussian_log_delta(sigma=sigma, eps=eps) / math.log(10), "--",
-                label=f"Gaussian mechanism alone, sigma = {sigma:g}")
-    ax.set_ylim(-30, 0.5)
+        y = q.log_delta(eps) / math.log(10)
+        lowest = min(lowest, float(np.min(y)))
+        ax.plot(eps, y, "-", color=colour, label=f"natural noise + sigma = {sigma:g}" if sigma else
+                "natural noise alone (sigma = 0)")
+        if sigma:
+            g = analytic_gaussian_log_delta(sigma=sigma, eps=eps) / math.log(10)
+            lowest = min(lowest, float(np.min(g)))
+            ax.plot(eps, g, "--", color=colour, label=f"Gaussian mechanism alone, sigma = {sigma:g}")
+    ax.set_ylim(lowest * 1.03, 0.5 - lowest * 0.02)
     ax.set_xlabel("eps")
     ax.set_ylabel("log10 delta(eps)")
-    ax.set_title(f"Privacy curves: n={n}, known={known}, p={p}")
+    ax.set_title(f"Privacy curves of a count: n = {n:,}, known = {known:,}, p = {p}\n"
+                 f"(N = {n - known - 1:,} unknown rows act as natural noise)", fontsize=10)
     ax.legend(fontsize=7)
     return _save(fig, out_dir, "delta_curves.png"), \
-        "delta(eps) of the count with natural noise (N = n - known - 1 unknown rows) against the plain " \
-        "Gaussian mechanism with the same added sigma: the unknown rows alone are worth more than sigma = 100."
+        "delta(eps) of the count with natural noise (solid) against the plain Gaussian mechanism with the same " \
+        "added sigma (dashed, same colour), over the whole range of delta: the unknown rows alone (black) give " \
+        "a smaller delta than the Gaussian mechanism with sigma = 100 alone at every eps > 0."
 
 
 def fig_evaluation_summary(out_dir: str, rows: list[dict[str, Any]]) -> tuple[str, str]:
     plt = _plt()
-    fig, ax = plt.subplots(figsize=(6, 4))
-    base1 = np.array([r["sigma_analytic"] for r in rows])
+    from matplotlib.lines import Line2D
+    fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), sharey=True)
+    ns = sorted({r["n"] for r in rows})
+    epss = sorted({r["eps"] for r in rows})
+    colours = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, max(len(ns), 1)))
+    markers = ["o", "s", "^", "D", "v", "P"]
     # Algorithm 2 spends eps/2 on the bias estimate: its own DP baseline is the analytic sigma at eps/2
-    base2 = np.array([analytic_gaussian_sigma(eps=r["eps"] / 2, delta=r["delta"]) for r in rows])
-    for base, key, marker, label in [(base1, "sigma_ppk", "o", "Algorithm 1 (p known) vs sigma_BW(eps)"),
-                                     (base2, "sigma_alg2", "x", "Algorithm 2 (median) vs sigma_BW(eps/2)")]:
-        s = np.array([r[key] for r in rows])
-        ax.scatter(base, np.maximum(s, 1e-2), marker=marker, s=14, label=label)
-    lim = [1e-2, max(base2) * 1.5]
-    ax.plot(lim, lim, "k:", lw=1, label="= its DP baseline")
-    ax.set_xscale("log")
-    ax.set_yscale("log")
-    ax.set_xlabel("DP baseline sigma (analytic Gaussian, counts)")
-    ax.set_ylabel("PPK sigma (counts; 0 drawn at 0.01)")
-    ax.set_title("Every grid point of the sweep")
-    ax.legend(fontsize=7)
+    panels = [("sigma_ppk", lambda r: r["sigma_analytic"], "Algorithm 1 (bias p known)", "sigma_BW(eps)"),
+              ("sigma_alg2", lambda r: analytic_gaussian_sigma(eps=r["eps"] / 2, delta=r["delta"]),
+               "Algorithm 2 (p estimated privately; median over seeds)", "sigma_BW(eps/2)")]
+    for ax, (key, base, title, base_name) in zip(axes, panels):
+        zero = 0
+        for i, n in enumerate(ns):
+            for j, e in enumerate(epss):
+                cell = [r for r in rows if r["n"] == n and r["eps"] == e]
+                if not cell:
+                    continue
+                # each (known/n) column holds every (n, eps, p): spread them so equal values stay visible
+                x = np.array([r["known_fraction"] for r in cell]) + 0.003 * (np.arange(len(cell)) % 3 - 1)
+                y = np.array([r[key] / base(r) for r in cell])
+                zero += int(np.sum(y == 0))
+                offset = (i * len(epss) + j - (len(ns) * len(epss) - 1) / 2) * 0.01
+                ax.scatter(x + offset, y, s=18, color=colours[i], marker=markers[j % len(markers)],
+                           alpha=0.85, edgecolors="none")
+        ax.axhline(1.0, color="k", ls=":", lw=1)
+        ax.set_ylim(-0.05, 1.12)
+        ax.set_xlabel("share of rows the attacker knows (known / n)")
+        ax.set_title(f"{title}\n{zero} of {len(rows)} points need no added noise (at 0)", fontsize=10)
+        ax.text(0.01, 1.02, f"1 = the DP baseline {base_name}", fontsize=8, transform=ax.get_yaxis_transform())
+    axes[0].set_ylabel("sigma_PPK / sigma_DP (0 = natural noise suffices)")
+    handles = [Line2D([], [], color=colours[i], marker="o", ls="", label=f"n = {n:,}") for i, n in enumerate(ns)]
+    handles += [Line2D([], [], color="grey", marker=markers[j % len(markers)], ls="", label=f"eps = {e:g}")
+                for j, e in enumerate(epss)]
+    axes[1].legend(handles=handles, fontsize=8, loc="center right")
+    fig.suptitle(f"Every grid point of the sweep: the share of the DP noise PPK needs (delta = "
+                 f"{', '.join(f'{d:g}' for d in sorted({r['delta'] for r in rows}))})", fontsize=11)
     return _save(fig, out_dir, "sweep_sigma.png"), \
-        "Each sweep point: the noise of Algorithm 1 against the analytic Gaussian at eps and of Algorithm 2 " \
-        "against the analytic Gaussian at eps/2 (the half it keeps for the noise); nothing lies above the " \
-        "diagonal: PPK never needs more noise than its DP baseline."
+        "Each sweep point's noise as a share of its DP baseline (the analytic Gaussian at eps for Algorithm 1, " \
+        "at eps/2 for Algorithm 2, which spends the other half on the bias), by the share of rows known, " \
+        "coloured by n and marked by eps: no point lies above 1, and the points at 0 are those where the " \
+        "unknown rows alone suffice."
 
 
 ALL: list[Callable[[str], tuple[str, str]]] = [fig_baselines_vs_n, fig_pointwise_loss, fig_hypergeom_runtime, fig_tau_and_supported_eps,

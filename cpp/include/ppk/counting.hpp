@@ -35,9 +35,11 @@
 
 namespace ppk {
 
-// A root of L(v) = eps found before, to start the search at a nearby eps (dense curves).
+// A root of L(v) = eps found before, to start the search at a nearby eps, or for a nearby law (the
+// same N at a nearby p: a grid of biases), at the same sigma.  v is relative to the law's mode k0
+// (o = k0 + v sigma^2); center = k0 - N p places it relative to the mean, which moves with p.
 struct RootHint {
-  real eps = 0, v = 0, slope = 0;   // slope = dL/dv at v; 0 marks "no hint"
+  real eps = 0, v = 0, slope = 0, center = 0;   // slope = dL/dv at v; 0 marks "no hint"
 };
 
 struct DeltaBounds {
@@ -187,17 +189,21 @@ class NoisyCountDirection {
     const std::int64_t j0 = std::min<std::int64_t>(static_cast<std::int64_t>(std::floor(x)) + 1, N + 1);
     LogAccumulator acc;
     real log_tail = -kInf;
-    for (std::int64_t j = j0; j <= N + 1; ++j) {
+    // log w_{j-1}, carried by the closed-form steps log(w_j / w_{j-1}) (one log a term instead of a
+    // log-pmf) and re-anchored every 32 terms: it drifts by at most 32 roundings of a step (< 1e-17)
+    real lw = w_(j0 - 1), step = j0 - 1 < N ? w_.log_step(j0 - 1) : -kInf;
+    for (std::int64_t j = j0, since = 0; j <= N + 1; ++j) {
       poll_cancel();
       if (j == N + 1) { acc.add(w_(N)); break; }
       // log(w_{j-1} - e^eps w_j) = log w_{j-1} + log(1 - e^{-d}), d = log r_j - eps > 0
       const real d = std::log1p(cr * (static_cast<real>(j) - x) / static_cast<real>(N - j + 1));
-      acc.add(w_(j - 1) + log1mexp(-d));
+      acc.add(lw + log1mexp(-d));
+      lw = ++since % 32 == 0 ? w_(j) : lw + step;   // now log w_j
       // The rest is at most P(X >= j) <= w_j / (1 - w_{j+1}/w_j) once the ratio is < 1.
       if (j < N) {
-        const real step = w_.log_step(j);
+        step = w_.log_step(j);
         if (step < 0) {
-          const real bound = w_(j) - log1mexp(step);
+          const real bound = lw + 1e-16L - log1mexp(step);
           if (bound < acc.max - 72) { log_tail = bound; break; }
         }
       }
@@ -205,7 +211,7 @@ class NoisyCountDirection {
     DeltaBounds r;
     r.method = 1;
     r.log_delta = acc.log_value();
-    r.log_upper = log_add_exp(r.log_delta + std::log1p(kRho + rounding_bound(acc.max)), log_tail);
+    r.log_upper = log_add_exp(r.log_delta + std::log1p(kRho + 1e-16L + rounding_bound(acc.max)), log_tail);
     return r;
   }
 
@@ -226,8 +232,8 @@ class NoisyCountDirection {
   // hint as for evaluate.
   std::pair<real, real> tail_logs(real sigma, real eps, RootHint* hint = nullptr) const {
     LogPmfMemo lw(w_);
-    const Root root = solve_loss(sigma, eps, lw, start_from(hint, eps));
-    if (hint != nullptr) *hint = RootHint{eps, root.v, root.slope};
+    const Root root = solve_loss(sigma, eps, lw, start_from(hint, eps, sigma));
+    if (hint != nullptr) *hint = RootHint{eps, root.v, root.slope, center()};
     const TailPair t = tail_pair(lw, root.v, sigma);
     return {t.A.log_sum(), t.B.log_sum()};
   }
@@ -240,8 +246,8 @@ class NoisyCountDirection {
   // whichever is smaller, plus rho (A + e^eps B) for rounding and the omitted mass of A.
   DeltaBounds threshold(real sigma, real eps, bool* resolved = nullptr, RootHint* hint = nullptr) const {
     LogPmfMemo lw(w_);
-    const Root root = solve_loss(sigma, eps, lw, start_from(hint, eps));
-    if (hint != nullptr) *hint = RootHint{eps, root.v, root.slope};
+    const Root root = solve_loss(sigma, eps, lw, start_from(hint, eps, sigma));
+    if (hint != nullptr) *hint = RootHint{eps, root.v, root.slope, center()};
     const real v = root.v;
     if (resolved != nullptr)   // the root's uncertainty in counts: (|f/L'| + err/L') sigma^2
       *resolved = (root.step_est + root.err / root.slope) * sigma * sigma <= 0.25L;
@@ -351,11 +357,16 @@ class NoisyCountDirection {
   }
 
  private:
-  // Where the root search at eps starts given a root at a nearby eps: one free Newton step from it
-  // (L there is that eps exactly); NaN (the Gaussian approximation) without a hint or from a far one.
-  static real start_from(const RootHint* hint, real eps) {
+  // Where the root search at eps starts given a root at a nearby eps (or of a nearby law): one free
+  // Newton step from it (L there is that eps exactly), with the root kept at the same distance from
+  // the mean; NaN (the Gaussian approximation) without a hint or from a far one.
+  real start_from(const RootHint* hint, real eps, real sigma) const {
     const bool near = hint != nullptr && hint->slope > 0 && std::fabs(eps - hint->eps) <= 0.25L;
-    return near ? hint->v + (eps - hint->eps) / hint->slope : kNaN;
+    return near ? hint->v + (eps - hint->eps) / hint->slope + (hint->center - center()) / (sigma * sigma)
+                : kNaN;
+  }
+  real center() const {
+    return static_cast<real>(w_.mode()) - static_cast<real>(w_.N()) * w_.p();
   }
 
   // L, dL/dv, log of the P_0 density at the point, E_0[j] and the rounding bound of L at v.

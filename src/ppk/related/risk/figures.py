@@ -16,7 +16,9 @@ def fig1_eps_vs_confidence_k(out_dir: str, eps0: float = 1.0, ks: Sequence[int] 
     fig, ax = plt.subplots(figsize=(6, 4))
     for k in ks:
         ax.plot(g, [risk.eps_for_confidence(gamma=x, eps0=eps0, k=k) for x in g], label=f"k = {k}")
-    ax.set_xlabel("confidence gamma1 (paper's formula)")
+    # the exact confidence of the worst-case pair of neighbours, for one query (as in Fig. 2)
+    ax.plot(g, [_eps_exact(x, eps0) for x in g], "k:", label="exact, k = 1 (worst-case pair)")
+    ax.set_xlabel("confidence gamma (solid: paper's gamma1; dotted: exact)")
     ax.set_ylabel("privacy-at-risk level eps")
     ax.set_title(f"Laplace mechanism eps0 = {eps0}: eps vs gamma1 (Fig. 1)")
     ax.legend(fontsize=8)
