@@ -610,8 +610,8 @@ def build_parser() -> argparse.ArgumentParser:
                                    "Algorithm 2 (median over seeds) and the DP baselines; write "
                                    "evaluation.csv, figures (with matplotlib) and summary.md.")
     e.add_argument("--grid", choices=["quick", "thesis", "tiny"], default="quick",
-                   help="quick: 81 points, about half a minute on 2 cores; thesis: the ranges the thesis proposes, 560 "
-                        "points (n up to 1e7), a few minutes on 2 cores; tiny: 4 points, for smoke tests "
+                   help="quick: 81 points, about 20 s on 2 cores; thesis: the ranges the thesis proposes, 560 points "
+                        "(n up to 1e7), about two minutes on 2 cores; tiny: 4 points, for smoke tests "
                         "(default %(default)s)")
     e.add_argument("--out", default="ppk-out", help="output folder (default %(default)s)")
     e.add_argument("--jobs", type=_positive_whole, default=None, help="worker processes (default: all cores)")

@@ -39,7 +39,8 @@ COLUMNS = ["n", "known_fraction", "p", "eps", "delta", "sigma_ppk", "sigma_alg2"
            "sigma_cor32", "sigma_classic", "gain", "seconds"]
 
 # Each grid: the axes of the sweep.  "thesis" spans the ranges the thesis proposes for
-# it (n 1e4..1e7, eps 1e-3..1, bias and known/n 0.01..0.99); "quick" is a small cut of it that runs in about a minute on 2 cores.
+# it (n 1e4..1e7, eps 1e-3..1, bias and known/n 0.01..0.99; about two minutes on 2 cores); "quick" is a
+# small cut of it that runs in about 20 s.
 GRIDS: dict[str, dict[str, Any]] = {
     "quick": dict(n=[10**4, 10**5, 10**6], known_fraction=[0.1, 0.5, 0.9], p=[0.1, 0.3, 0.5],
                   eps=[0.01, 0.1, 1.0], delta=[1e-6], seeds=3),
