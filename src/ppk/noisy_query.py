@@ -91,6 +91,9 @@ class _Engine:
         self.w, self.noise = w, noise
         self.k = (w.offset + np.arange(w.size)).astype(float)
         self.lw = np.asarray(w.log_pmf, dtype=float)
+        p = np.exp(self.lw)
+        self.mean = float(p.dot(self.k) / p.sum())
+        self.var = float(p.dot((self.k - self.mean) ** 2) / p.sum())
         self.err = 4e-16 * (1.0 + float(np.max(np.abs(self.lw[np.isfinite(self.lw)]), initial=0.0)))
         # the density at a point takes only the terms within the noise's reach when they dominate:
         # every other term is below e^floor (w_k <= 1 times the density beyond the reach)
@@ -215,8 +218,14 @@ class _Engine:
     def threshold(self, d: int, eps: float) -> _Result:
         """Log-concave X and noise, d > 0: the loss increases in the output; one root o* of L = eps."""
         noise, lattice = self.noise, self.noise.lattice
-        step = max(noise.scale, 1.0)
-        o = float(np.exp(self.lw).dot(self.k)) + d / 2
+        # start at the Gaussian approximation of the root (X + Z normal: L is linear with slope
+        # d / variance), with steps of a tenth of the spread: a wide natural noise (a beta-binomial of
+        # 1e6 rows has sd 2e5) would otherwise take dozens of doublings from steps of the noise's scale
+        var = self.var + noise.scale ** 2
+        step = max(noise.scale, 1.0, 0.1 * math.sqrt(var))
+        o = self.mean + d / 2 + eps * var / d
+        if not abs(o - self.mean) <= self.k[-1] - self.k[0] + noise.reach(DEPTH_START):
+            o = self.mean + d / 2      # far outside the window (tiny d / variance): start at the centre
         if lattice:
             o = math.floor(o)
         far = noise.reach(DEPTH_MAX) + step + self.w.size + d
@@ -260,14 +269,23 @@ class _Engine:
         f_lo, _ = f(lo)
         f_hi, _ = f(hi)
         side = 0
+        root = math.nan
         for _ in range(200):
             width = hi - lo
             if width <= 1e-13 * max(abs(lo), abs(hi), noise.scale):
                 break
             x = hi - f_hi * (hi - lo) / (f_hi - f_lo) if math.isfinite(f_hi - f_lo) and f_hi != f_lo else 0.5 * (lo + hi)
-            if not (lo < x < hi) or side > 1:
+            # bisect when the secant cannot be trusted: outside the bracket, two steps on one side, or,
+            # while neither end is close, ends whose losses differ by orders of magnitude (the loss is
+            # far from linear there, e.g. flat over a wide natural noise and steep at its support's edge)
+            small = min(abs(f_lo), abs(f_hi))
+            lopsided = small > 1e-6 * max(1.0, eps) and max(abs(f_lo), abs(f_hi)) > 1e3 * small
+            if not (lo < x < hi) or side > 1 or lopsided:
                 x, side = 0.5 * (lo + hi), 0
-            fx, _ = f(x)
+            fx, ex = f(x)
+            if abs(fx) <= ex:     # at the rounding floor of the loss: no iterate can do better
+                root = x
+                break
             if fx > 0:
                 hi, f_hi = x, fx
                 if side == -1:
@@ -278,11 +296,15 @@ class _Engine:
                 if side == 1:
                     f_hi /= 2
                 side = 1 if side <= 0 else side + 1
-        root = 0.5 * (lo + hi)
+        if math.isnan(root):
+            root = 0.5 * (lo + hi)
         la, lb = self.log_tail(root, d), self.log_tail(root, 0)
         est = _log_sub(la, eps + lb)
-        # certified: widen until both signs are beyond rounding, then A(lo) - e^eps B(hi) >= H
-        h = max(hi - lo, 1e-15 * max(abs(root), noise.scale))
+        # certified: widen until both signs are beyond rounding, then A(lo) - e^eps B(hi) >= H; start
+        # where the secant slope says the rounding of the loss is cleared
+        slope = (f_hi - f_lo) / (hi - lo) if hi > lo else math.nan
+        clear = 4 * f(root)[1] / slope if math.isfinite(slope) and slope > 0 else 0.0
+        h = max(clear if clear > 0 else hi - lo, 1e-15 * max(abs(root), noise.scale))
         certified = False
         for _ in range(60):
             (fl, el), (fh, eh) = f(root - h), f(root + h)
@@ -535,11 +557,16 @@ class NoisyQuery(PrivacyCurve):
             negligible = slack <= res.log_delta + _LOG_TINY_RELATIVE or res.log_delta == -math.inf
             if negligible or depth >= DEPTH_MAX or w.log_dropped >= last_dropped - 0.7:
                 break      # (the last: a deeper window leaves out no less -- the law's rounding floor)
+            deeper = self._window(2 * depth)
+            if (deeper.offset, deeper.size) == (w.offset, w.size):
+                break      # the window already holds the whole support: a deeper one is the same
             last_dropped = w.log_dropped
             depth *= 2
         upper = min(upper, cap, 0.0)
-        if not negligible or not upper <= res.log_delta + _LOG_TIGHT:
-            # the window's bound is loose: the natural noise alone may bound delta better (post-processing);
+        # reported: the estimate when the window's slack is negligible (then the bound need only be within
+        # _LOG_TIGHT), else the bound itself (then it must be within the stated 1e-9 of the estimate)
+        if not upper <= res.log_delta + (_LOG_TIGHT if negligible else 1e-9):
+            # the bound is loose: the natural noise alone may bound delta better (post-processing);
             # it costs a lattice sum over the whole window, so only here
             upper = min(upper, self._noiseless_cap(eps))
         if not negligible:   # delta is below what the deepest window resolves: report the bound
