@@ -251,12 +251,18 @@ def _previous_rows(out_dir: str, run: dict) -> dict[tuple, dict]:
         return {}
     if not os.path.exists(run_path):
         raise ValueError(f"cannot resume: {csv_path} has no {RUN_FILE} saying which grid and seed it is for")
-    with open(run_path) as fh:
-        before = json.load(fh)
+    try:
+        with open(run_path) as fh:
+            before = json.load(fh)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"cannot resume: {run_path} is not the JSON ppk wrote ({exc})") from None
     if before != run:
         raise ValueError(f"cannot resume: {csv_path} is for another grid or seed ({before}); "
                          "use another output folder, or the same grid and seed")
-    return {_point_key(r): r for r in read_csv(csv_path)}
+    try:
+        return {_point_key(r): r for r in read_csv(csv_path)}
+    except (ValueError, TypeError) as exc:   # a cell that is not a number, a short row
+        raise ValueError(f"cannot resume: {csv_path} is damaged ({exc}); delete it to start again") from None
 
 
 def evaluate(*, grid: str | dict = "quick", out_dir: str = "ppk-out", executor: Executor | None = None,
