@@ -40,6 +40,13 @@ namespace ppk {
 // (o = k0 + v sigma^2); center = k0 - N p places it relative to the mean, which moves with p.
 struct RootHint {
   real eps = 0, v = 0, slope = 0, center = 0;   // slope = dL/dv at v; 0 marks "no hint"
+  real eps_before = kNaN, v_before = kNaN;      // the root before it (same law), for a curvature term
+
+  // the hint for the next search, after the root v (slope, center) at eps
+  RootHint next(real eps_now, real v_now, real slope_now, real center_now) const {
+    const bool same_law = slope > 0 && center == center_now;
+    return RootHint{eps_now, v_now, slope_now, center_now, same_law ? eps : kNaN, same_law ? v : kNaN};
+  }
 };
 
 struct DeltaBounds {
@@ -233,7 +240,7 @@ class NoisyCountDirection {
   std::pair<real, real> tail_logs(real sigma, real eps, RootHint* hint = nullptr) const {
     LogPmfMemo lw(w_);
     const Root root = solve_loss(sigma, eps, lw, start_from(hint, eps, sigma));
-    if (hint != nullptr) *hint = RootHint{eps, root.v, root.slope, center()};
+    if (hint != nullptr) *hint = hint->next(eps, root.v, root.slope, center());
     const TailPair t = tail_pair(lw, root.v, sigma);
     return {t.A.log_sum(), t.B.log_sum()};
   }
@@ -247,7 +254,7 @@ class NoisyCountDirection {
   DeltaBounds threshold(real sigma, real eps, bool* resolved = nullptr, RootHint* hint = nullptr) const {
     LogPmfMemo lw(w_);
     const Root root = solve_loss(sigma, eps, lw, start_from(hint, eps, sigma));
-    if (hint != nullptr) *hint = RootHint{eps, root.v, root.slope, center()};
+    if (hint != nullptr) *hint = hint->next(eps, root.v, root.slope, center());
     const real v = root.v;
     if (resolved != nullptr)   // the root's uncertainty in counts: (|f/L'| + err/L') sigma^2
       *resolved = (root.step_est + root.err / root.slope) * sigma * sigma <= 0.25L;
@@ -360,10 +367,21 @@ class NoisyCountDirection {
   // Where the root search at eps starts given a root at a nearby eps (or of a nearby law): one free
   // Newton step from it (L there is that eps exactly), with the root kept at the same distance from
   // the mean; NaN (the Gaussian approximation) without a hint or from a far one.
+  // On a curve with two earlier roots, the curvature of eps -> v from them is added: the start is then
+  // within O(step^3) of the root, so the first evaluation usually ends the search (early exit).
   real start_from(const RootHint* hint, real eps, real sigma) const {
     const bool near = hint != nullptr && hint->slope > 0 && std::fabs(eps - hint->eps) <= 0.25L;
-    return near ? hint->v + (eps - hint->eps) / hint->slope + (hint->center - center()) / (sigma * sigma)
-                : kNaN;
+    if (!near) return kNaN;
+    const real de = eps - hint->eps;
+    real start = hint->v + de / hint->slope + (hint->center - center()) / (sigma * sigma);
+    const real db = hint->eps_before - hint->eps;
+    if (std::isfinite(db) && db != 0 && std::fabs(de) <= 4 * std::fabs(db)) {
+      // v(eps_before) = v + db / slope + c db^2 gives c; a far-off c (a kink) is not used
+      const real c = (hint->v_before - hint->v - db / hint->slope) / (db * db);
+      const real bend = c * de * de;
+      if (std::isfinite(bend) && std::fabs(bend) <= std::fabs(de / hint->slope)) start += bend;
+    }
+    return start;
   }
   real center() const {
     return static_cast<real>(w_.mode()) - static_cast<real>(w_.N()) * w_.p();
