@@ -221,8 +221,8 @@ class _Engine:
         # start at the Gaussian approximation of the root (X + Z normal: L is linear with slope
         # d / variance), with steps of a tenth of the spread: a wide natural noise (a beta-binomial of
         # 1e6 rows has sd 2e5) would otherwise take dozens of doublings from steps of the noise's scale
-        var = self.var + noise.scale ** 2
-        step = max(noise.scale, 1.0, 0.1 * math.sqrt(var))
+        var = self.var + noise.scale * noise.scale      # inf for a huge scale: then the centre below
+        step = max(noise.scale, 1.0, 0.1 * math.sqrt(self.var))
         o = self.mean + d / 2 + eps * var / d
         if not abs(o - self.mean) <= self.k[-1] - self.k[0] + noise.reach(DEPTH_START):
             o = self.mean + d / 2      # far outside the window (tiny d / variance): start at the centre
