@@ -18,7 +18,7 @@ struct Curve {
 
 // Evaluate f(eps_i, hints) for every eps, interruptibly, in blocks of consecutive indices spread
 // over the cores.  Within a block each evaluation starts its root search from the previous one's
-// (ppk::RootHint): a dense curve then costs about a third as much.  The blocks depend only on the
+// (ppk::RootHint): a dense curve then costs about a quarter as much.  The blocks depend only on the
 // number of values (at least 16 blocks, so that short lists still spread over the cores, and at
 // most 64 values each), so every result is the same whatever the number of threads.
 std::int64_t curve_block(std::int64_t n) { return std::clamp<std::int64_t>((n + 15) / 16, 1, 64); }

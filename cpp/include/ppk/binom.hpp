@@ -114,8 +114,12 @@ class BinomialLogPmf {
     return std::log(static_cast<real>(N_ - k) / static_cast<real>(k + 1)) + log_odds_;
   }
 
-  // p / q, the odds by which the pmf ratio w_{k+1}/w_k = (N - k)/(k + 1) * odds is scaled.
-  real odds() const { return odds_; }
+  // w_{k+dir} / w_k for dir = +-1, in linear scale from exact integers and the odds p/q (one
+  // rounding each): the recurrence of the outward walks over the pmf.
+  real ratio(std::int64_t k, int dir) const {
+    return dir > 0 ? static_cast<real>(N_ - k) / static_cast<real>(k + 1) * odds_
+                   : static_cast<real>(k) / static_cast<real>(N_ - k + 1) / odds_;
+  }
 
  private:
   static constexpr std::int64_t kMaxCacheHalfWidth = std::int64_t(1) << 21;

@@ -346,7 +346,7 @@ class NoisyCountDirection {
     }
     real bound = log_add_exp(r.log_delta, second_order);
     real rho = t.rho(), c_err = t.log_c_err(), bound_tail = A.log_tail;
-    if (!(bound <= r.log_delta + 1e-11L)) {     // loose (a wide bracket): try the first-order bound
+    if (!negligible(second_order)) {     // loose (a wide bracket): try the first-order bound
       const TailPair lo_pair = tail_pair(lw, va, sigma), hi_pair = tail_pair(lw, vb, sigma);
       const real la = lo_pair.A.log_sum(), lbh = eps + hi_pair.B.log_sum();
       const real first_order = lbh < la ? log_sub_exp(la, lbh) : la;
@@ -518,7 +518,6 @@ class NoisyCountDirection {
                                               std::int64_t k_ref, const std::array<real, 2>& top,
                                               const std::array<real, 2>& scale) const {
     const std::int64_t N = w_.N();
-    const real odds = w_.odds();
     const bool recur = is2 <= 1;
     const real shrink = std::exp(-is2);
     auto log_term = [&](int a, std::int64_t k, real lwk) {
@@ -551,14 +550,8 @@ class NoisyCountDirection {
         const bool anchor = !recur || ++since_anchor >= 32 || !std::isfinite(gauss[0]) || !std::isfinite(gauss[1]);
         const bool check = (steps & 7) == 0;
         const real lwk = anchor || check ? lw(k) : 0;
-        real ratio = 0;
-        if (!anchor) {
-          const std::int64_t from = k - dir;   // binomial ratio w_k / w_from, exact
-          ratio = dir > 0 ? static_cast<real>(N - from) / static_cast<real>(from + 1) * odds
-                          : static_cast<real>(from) / static_cast<real>(N - from + 1) / odds;
-        } else {
-          since_anchor = 0;
-        }
+        if (anchor) since_anchor = 0;
+        const real ratio = anchor ? 0 : w_.ratio(k - dir, dir);   // w_k / w_{k-dir}
         const real d = static_cast<real>(k - k_ref);
         for (int a = 0; a < 2; ++a) {
           if (done[a]) continue;
@@ -592,7 +585,6 @@ class NoisyCountDirection {
   TailPair tail_pair(LogPmfMemo& lw, real v, real sigma) const {
     const std::int64_t k0 = w_.mode(), N = w_.N();
     const real is2 = 1 / (sigma * sigma);
-    const real odds = w_.odds();
     const real vs = v * sigma;
     auto x_of = [&](std::int64_t m) { return vs - static_cast<real>(m) / sigma; };
     // log S(m) - log C_ref with C_ref = exp(-x_ref^2 / 2), x_ref = x_{m_ref}: for x >= 100,
@@ -659,8 +651,7 @@ class NoisyCountDirection {
         const std::int64_t next = k + dir;
         if (next < 0 || next > N) break;
         if (++since_anchor < 32) {
-          rel *= dir > 0 ? static_cast<real>(N - k) / static_cast<real>(k + 1) * odds
-                         : static_cast<real>(k) / static_cast<real>(N - k + 1) / odds;
+          rel *= w_.ratio(k, dir);
         } else {
           rel = std::exp(lw(next) - lw_peak);
           since_anchor = 0;

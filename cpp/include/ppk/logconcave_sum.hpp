@@ -25,7 +25,6 @@ struct LogConcaveSum {
   real log_tail = -kInf;   // log of a bound on the omitted mass
   real mean_offset = 0;    // sum of (k - peak) e^{t_k} / sum of e^{t_k}  (if requested)
   std::int64_t peak = 0;
-  std::int64_t terms = 0;
   real log_sum() const { return mantissa > 0 ? scale + std::log(mantissa) : -kInf; }
 };
 
