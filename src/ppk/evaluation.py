@@ -11,6 +11,7 @@ depends only on the grid and the seed, not on the executor or the order.
 from __future__ import annotations
 
 import csv
+import importlib
 import importlib.util
 import json
 import math
@@ -110,25 +111,24 @@ class _Progress:
         self.pending: dict[tuple, int] = {}
         for p in points:
             self.pending[(p.n, p.eps)] = self.pending.get((p.n, p.eps), 0) + 1
-        self.spent: dict[tuple, list[float]] = {}
+        self.spent: dict[tuple, tuple[float, int]] = {}   # (n, eps) -> (seconds, points) finished
         self.start = time.perf_counter()
         self.tty = sys.stderr.isatty()
         self.last_decile = -1
 
     def _seconds_left(self) -> float:
-        everything = [t for ts in self.spent.values() for t in ts]
-        if not everything:
+        if not self.spent:
             return math.nan
-        overall = sum(everything) / len(everything)
-        cost = sum(count * (sum(self.spent[key]) / len(self.spent[key]) if key in self.spent else overall)
-                   for key, count in self.pending.items())
-        return cost / self.workers
+        overall = sum(t for t, _ in self.spent.values()) / sum(c for _, c in self.spent.values())
+        mean = {key: t / c for key, (t, c) in self.spent.items()}
+        return sum(count * mean.get(key, overall) for key, count in self.pending.items()) / self.workers
 
     def step(self, row: dict) -> None:
         self.done += 1
         key = (row["n"], row["eps"])
         self.pending[key] -= 1
-        self.spent.setdefault(key, []).append(row["seconds"])
+        seconds, count = self.spent.get(key, (0.0, 0))
+        self.spent[key] = (seconds + row["seconds"], count + 1)
         if not self.enabled:
             return
         frac = self.done / self.total
@@ -295,8 +295,7 @@ def evaluate(*, grid: str | dict = "quick", out_dir: str = "ppk-out", executor: 
         if importlib.util.find_spec("matplotlib") is None:
             note = "matplotlib is not installed (pip install 'ppk[plot]'): no figures were drawn."
         else:
-            from . import figures as figs_module
-            figs = figs_module
+            figs = importlib.import_module(".figures", __package__)
     # our own pool draws the figures alongside the sweep; a given executor (a cluster) would draw them
     # on its workers' disks, so then they are drawn here afterwards
     side: list[tuple[Callable[..., Any], tuple]] = (
@@ -306,8 +305,8 @@ def evaluate(*, grid: str | dict = "quick", out_dir: str = "ppk-out", executor: 
         new_rows = run_sweep(todo, executor=executor, jobs=jobs, progress=progress, side_tasks=side,
                              side_results=side_results)
     except SweepInterrupted as stop:   # keep what is done: the CSV of the finished points, then stop
-        write_csv(in_grid_order(stop.rows), os.path.join(out_dir, "evaluation.csv"))
         stop.rows, stop.total = in_grid_order(stop.rows), len(points)
+        write_csv(stop.rows, os.path.join(out_dir, "evaluation.csv"))
         raise
     rows = in_grid_order(new_rows)
     write_csv(rows, os.path.join(out_dir, "evaluation.csv"))

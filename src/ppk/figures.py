@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 import os
 import time
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any, Callable, Sequence
 
 import numpy as np
 
@@ -28,9 +28,11 @@ def _plt():
     return plt
 
 
-def _save(fig, out_dir: str, name: str) -> str:
-    fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, name), dpi=110)
+def _save(fig, out_dir: str, name: str, *, tight_layout: bool = True) -> str:
+    # a figure whose colour bar spans several panels cannot be tight_layout'ed: it is cropped instead
+    if tight_layout:
+        fig.tight_layout()
+    fig.savefig(os.path.join(out_dir, name), dpi=110, bbox_inches=None if tight_layout else "tight")
     _plt().close(fig)
     return name
 
@@ -220,20 +222,11 @@ def fig_gain_maps(out_dir: str, n: int = 10**4, epss: Sequence[float] = (0.05, 0
                  label="sigma_PPK / sigma_BW  (0: no added noise, 1: as much as DP)")
     fig.suptitle(f"Share of the DP noise that PPK needs, n = {n:,}, delta = {delta:g}: "
                  "the transition as eps grows", fontsize=11, y=1.03)
-    name = "gain_maps.png"
-    fig.savefig(os.path.join(out_dir, name), dpi=110, bbox_inches="tight")   # no tight_layout: a shared colour bar
-    plt.close(fig)
-    return name, \
+    return _save(fig, out_dir, "gain_maps.png", tight_layout=False), \
         f"sigma_PPK / sigma_BW over (known/n, p) at n = {n:,} for eps = {', '.join(f'{e:g}' for e in epss)}: " \
         "0 (no added noise) where many rows are unknown and p is near 1/2, close to 1 where the attacker " \
         "knows almost everything or p is extreme; as eps grows the DP noise shrinks and the region where " \
         "the unknown rows alone suffice spreads."
-
-
-def product_idx(a: Sequence[Any], b: Sequence[Any]) -> Iterator[tuple[tuple[int, Any], tuple[int, Any]]]:
-    for i, x in enumerate(a):
-        for j, y in enumerate(b):
-            yield (i, x), (j, y)
 
 
 def fig_delta_curves(out_dir: str, n: int = 100_000, known: int = 50_000, p: float = 0.5) -> tuple[str, str]:

@@ -267,7 +267,7 @@ class _Engine:
             return _Result(est, float(np.logaddexp(upper, rounding)))
         # continuous: regula falsi (Illinois) safeguarded by bisection, then certified signs
         f_lo, _ = f(lo)
-        f_hi, _ = f(hi)
+        f_hi, err = f(hi)       # err: the rounding of the loss at the last point evaluated
         side = 0
         root = math.nan
         for _ in range(200):
@@ -282,8 +282,8 @@ class _Engine:
             lopsided = small > 1e-6 * max(1.0, eps) and max(abs(f_lo), abs(f_hi)) > 1e3 * small
             if not (lo < x < hi) or side > 1 or lopsided:
                 x, side = 0.5 * (lo + hi), 0
-            fx, ex = f(x)
-            if abs(fx) <= ex:     # at the rounding floor of the loss: no iterate can do better
+            fx, err = f(x)
+            if abs(fx) <= err:    # at the rounding floor of the loss: no iterate can do better
                 root = x
                 break
             if fx > 0:
@@ -301,9 +301,10 @@ class _Engine:
         la, lb = self.log_tail(root, d), self.log_tail(root, 0)
         est = _log_sub(la, eps + lb)
         # certified: widen until both signs are beyond rounding, then A(lo) - e^eps B(hi) >= H; start
-        # where the secant slope says the rounding of the loss is cleared
+        # where the secant slope says the rounding of the loss (as at the last point, next to the
+        # root) is cleared
         slope = (f_hi - f_lo) / (hi - lo) if hi > lo else math.nan
-        clear = 4 * f(root)[1] / slope if math.isfinite(slope) and slope > 0 else 0.0
+        clear = 4 * err / slope if math.isfinite(slope) and slope > 0 else 0.0
         h = max(clear if clear > 0 else hi - lo, 1e-15 * max(abs(root), noise.scale))
         certified = False
         for _ in range(60):
