@@ -346,7 +346,12 @@ class NoisyCountDirection {
     }
     real bound = log_add_exp(r.log_delta, second_order);
     real rho = t.rho(), c_err = t.log_c_err(), bound_tail = A.log_tail;
-    if (!negligible(second_order)) {     // loose (a wide bracket): try the first-order bound
+    // The slack the bound carries whichever bracket term it uses: the rounding of the tails and of
+    // log C (deep tails: ~ulps of |log delta|).  A second-order term below 10% of it leaves little for
+    // the first-order bound to gain, and its two extra tail walks are skipped.
+    const real log_slack = log_add_exp(std::log(rho) + log_add_exp(lA, lb),
+                                       c_err > 0 ? r.log_delta + std::log(std::expm1(c_err)) : -kInf);
+    if (!negligible(second_order) && second_order > log_slack - 2.3L) {   // loose: try the first-order bound
       const TailPair lo_pair = tail_pair(lw, va, sigma), hi_pair = tail_pair(lw, vb, sigma);
       const real la = lo_pair.A.log_sum(), lbh = eps + hi_pair.B.log_sum();
       const real first_order = lbh < la ? log_sub_exp(la, lbh) : la;
@@ -624,43 +629,79 @@ class NoisyCountDirection {
     // B <= A; B shares A's scale unless it would underflow there (e^eps B/A can still matter)
     const bool b_own = top_b < scale - 5000;
     const real scale_b = b_own ? top_b : scale;
-    const real lw_peak = lw(peak), c0 = std::exp(lw_peak - scale - log_c);   // 1 / S(peak), may overflow
-    const bool linear_ok = c0 < kInf;
-    auto sf_lin = [&](std::int64_t m) -> real {   // -1 marks "use logs"
-      if (!linear_ok) return -1;
+    // Terms in linear scale, each a product of a k-factor f_a(k), an m-factor h(m) (m = j + shift,
+    // shift 1 for A, 0 for B) and c0 = w_peak C / e^scale:
+    //  * outside the Mills regime (C = 1): f_a = w_k / w_peak by the exact pmf ratio, h = S(m) from erfcl;
+    //  * in it (x_ref >= 100): S(m) / C = R(x_m) / sqrt(2 pi) * G(m - m_ref) with
+    //    G(d) = exp(d (x_ref / sigma - d / (2 sigma^2))) (the exact expansion of -x_m^2/2 around x_ref)
+    //    and R the Mills ratio from its series, so f_a = (w_k / w_peak) G(j + shift - m_ref) and
+    //    h = R / sqrt(2 pi).  G alone leaves the long-double range on long walks (at x_ref / sigma ~ 1
+    //    after ~1e4 steps); f_a, the term over its bounded m-factor, stays near [e^-120, 1].  Its step
+    //    ratio is the pmf ratio times G's, which itself shrinks by exp(-1/sigma^2) per step (as in
+    //    posterior_sums).
+    // f_a is re-anchored with expl every 32 steps.  Where h is unavailable (x >= 100 outside, x < 10
+    // inside the Mills regime) the term is formed from its log instead.
+    const bool mills = x_ref >= 100;
+    const real lw_peak = lw(peak), c0 = std::exp(lw_peak - scale);
+    const real a_ref = x_ref / sigma, shrink = mills ? std::exp(-is2) : 1, inv_sqrt_2pi = std::exp(-kLnSqrt2Pi);
+    auto h_of = [&](std::int64_t m) -> real {   // -1 marks "use logs"
       const real x = x_of(m);
+      if (mills) {
+        if (x >= 100) {
+          const real r = 1 / (x * x);   // R(x) = mills_poly(r) / x, 1 / x = x r: one division
+          return mills_poly(r) * (x * r) * inv_sqrt_2pi;
+        }
+        return x >= 10 ? mills_series(x) / x * inv_sqrt_2pi : -1;
+      }
       if (x <= 0) return 1 - 0.5L * std::erfc(-x * kSqrt1_2);
-      if (x < 100) return 0.5L * std::erfc(x * kSqrt1_2);
-      return -1;
+      return x < 100 ? 0.5L * std::erfc(x * kSqrt1_2) : -1;
     };
-    auto term = [&](std::int64_t k, real rel, real s_val, int shift) {
+    // log G(d), and G(d + dir) / G(d) (1 outside the Mills regime)
+    auto log_g = [&](std::int64_t d) { return mills ? static_cast<real>(d) * (a_ref - 0.5L * static_cast<real>(d) * is2) : 0; };
+    auto g_ratio = [&](std::int64_t d, int dir) {
+      return mills ? std::exp(dir * a_ref - (2 * static_cast<real>(d) * dir + 1) * 0.5L * is2) : 1;
+    };
+    auto term = [&](std::int64_t k, real f, real h, int shift) {
       if (shift == 0 && b_own) return std::exp(log_term(k, 0) - scale_b);
-      return s_val > 0 ? rel * s_val * c0 : std::exp(log_term(k, shift) - scale);
+      const real t = f * h * c0;
+      return h > 0 && t < kInf ? t : std::exp(log_term(k, shift) - scale);
     };
     CompensatedSum sa, sb, ta, tb;
-    const real s_peak_b = sf_lin(peak - k0), s_peak_a = sf_lin(peak - k0 + 1);
-    sa.add(term(peak, 1, s_peak_a, 1));
-    sb.add(term(peak, 1, s_peak_b, 0));
+    const std::int64_t j_peak = peak - k0;
+    const real h_peak_b = h_of(j_peak), h_peak_a = h_of(j_peak + 1);
+    sa.add(term(peak, 1, h_peak_a, 1));
+    sb.add(term(peak, std::exp(log_g(-1)), h_peak_b, 0));
     for (int dir = -1; dir <= 1; dir += 2) {
       bool a_done = false, b_done = false;
       real prev_a = log_term(peak, 1), prev_b = log_term(peak, 0);
-      real rel = 1, s_lo = s_peak_b, s_hi = s_peak_a;   // S(j), S(j+1) at the current k
+      real h_lo = h_peak_b, h_hi = h_peak_a;   // h(j), h(j+1) at the current k
+      // f and the step ratios of G for B (index 0, d = j - m_ref) and A (index 1, d = j + 1 - m_ref)
+      std::array<real, 2> f{std::exp(log_g(-1)), 1}, g{g_ratio(-1, dir), g_ratio(0, dir)};
       int since_anchor = 0;
       for (std::int64_t k = peak, steps = 1; !(a_done && b_done); ++steps) {
         poll_cancel();
         const std::int64_t next = k + dir;
         if (next < 0 || next > N) break;
         if (++since_anchor < 32) {
-          rel *= w_.ratio(k, dir);
+          const real ratio = w_.ratio(k, dir);
+          for (int a = 0; a < 2; ++a) {
+            f[a] *= ratio * g[a];
+            g[a] *= shrink;
+          }
         } else {
-          rel = std::exp(lw(next) - lw_peak);
           since_anchor = 0;
+          const real lrel = lw(next) - lw_peak;
+          for (int a = 0; a < 2; ++a) {
+            const std::int64_t d = next - k0 + a - m_ref;
+            f[a] = std::exp(lrel + log_g(d));
+            g[a] = g_ratio(d, dir);
+          }
         }
-        if (dir > 0) { s_lo = s_hi; s_hi = sf_lin(next - k0 + 1); }
-        else { s_hi = s_lo; s_lo = sf_lin(next - k0); }
+        if (dir > 0) { h_lo = h_hi; h_hi = h_of(next - k0 + 1); }
+        else { h_hi = h_lo; h_lo = h_of(next - k0); }
         k = next;
-        if (!a_done) sa.add(term(k, rel, s_hi, 1));
-        if (!b_done) sb.add(term(k, rel, s_lo, 0));
+        if (!a_done) sa.add(term(k, f[1], h_hi, 1));
+        if (!b_done) sb.add(term(k, f[0], h_lo, 0));
         if (steps % 8 == 0) {
           const real la = log_term(k, 1), lb = log_term(k, 0);
           // checked every 8 steps: by log-concavity each later step falls by >= the mean of the last 8

@@ -15,15 +15,22 @@
 
 namespace ppk {
 
-inline real log_sf(real x) {
-  if (x <= 0) return std::log1p(-0.5L * std::erfc(-x * kSqrt1_2));
-  if (x < 100) return std::log(0.5L * std::erfc(x * kSqrt1_2));
-  const real r = 1 / (x * x);
-  // 1 - r + 3r^2 - 15r^3 + 105r^4 - 945r^5 + 10395r^6 - 135135r^7 + 2027025r^8
+// x R(x) = x sf(x) / pdf(x) for x >= 100 from its asymptotic series in r = 1/x^2,
+//   1 - r + 3r^2 - 15r^3 + 105r^4 - 945r^5 + 10395r^6 - 135135r^7 + 2027025r^8,
+// a fixed polynomial: the remainder is below 1e-27 for x >= 100.
+inline real mills_poly(real r) {
+  // for x >= 1000 (r <= 1e-6) the terms from r^5 on are below 1e-27: a shorter chain
+  if (r <= 1e-6L) return 1 + r * (-1 + r * (3 + r * (-15 + r * 105)));
   real series = 2027025.0L;
   const real c[] = {-135135.0L, 10395.0L, -945.0L, 105.0L, -15.0L, 3.0L, -1.0L, 1.0L};
   for (real ci : c) series = ci + r * series;
-  return -0.5L * x * x - std::log(x) - kLnSqrt2Pi + std::log(series);
+  return series;
+}
+
+inline real log_sf(real x) {
+  if (x <= 0) return std::log1p(-0.5L * std::erfc(-x * kSqrt1_2));
+  if (x < 100) return std::log(0.5L * std::erfc(x * kSqrt1_2));
+  return -0.5L * x * x - std::log(x) - kLnSqrt2Pi + std::log(mills_poly(1 / (x * x)));
 }
 
 inline real log_cdf(real x) { return log_sf(-x); }
@@ -33,8 +40,8 @@ inline real log_cdf(real x) { return log_sf(-x); }
 // exponent y^2/2 <= 50 costs < 1e-17 absolute; y >= 10: the asymptotic series
 // R(y) = (1/y) sum_m (-1)^m (2m-1)!! / y^{2m}, summed to its smallest term
 // (< e^{-y^2/2} < 2e-22 relative).
-// log of the asymptotic series factor S(y) = y R(y), y >= 10 (log S is O(1/y^2)).
-inline real log_mills_series(real y) {
+// The asymptotic series factor S(y) = y R(y), y >= 10, in linear scale (S is 1 - O(1/y^2)).
+inline real mills_series(real y) {
   const real r = 1 / (y * y);
   real term = 1, sum = 1;
   for (int m = 1; m < 200; ++m) {
@@ -43,8 +50,11 @@ inline real log_mills_series(real y) {
     term = next;
     sum += term;
   }
-  return std::log(sum);
+  return sum;
 }
+
+// log S(y), y >= 10 (log S is O(1/y^2)).
+inline real log_mills_series(real y) { return std::log(mills_series(y)); }
 
 inline real log_mills(real y) {
   if (y < 10) return std::log(0.5L * std::erfc(y * kSqrt1_2)) + 0.5L * y * y + kLnSqrt2Pi;
