@@ -53,6 +53,8 @@ void run_interruptible(std::int64_t n, const Fn& fn) {
   std::exception_ptr error;
   auto worker = [&] {
     ppk::CancelScope scope(&cancel);
+    // with a worker per core, a kernel's own second thread (ppk::run_both) would only compete
+    ppk::inner_threads_allowed() = threads < 2;
     try {
       for (std::int64_t i = next.fetch_add(1); i < n && !cancel.load(); i = next.fetch_add(1)) fn(i);
     } catch (...) {

@@ -132,14 +132,12 @@ class BinomialLogPmf {
   std::vector<real> cache_;
 };
 
-// A per-evaluation memo over BinomialLogPmf for the terms outside its central
-// cache: a threshold search far in a tail visits the same k in every Newton
-// step.  The memo covers one contiguous range that grows (doubling) when a
-// neighbouring k is asked for and moves when a far one is; peak searches,
-// which jump around, bypass it.  Single-threaded by design (one per call).
-class LogPmfMemo {
+// A memo over BinomialLogPmf for the terms outside its central cache, covering one
+// contiguous range that grows (doubling) when a neighbouring k is asked for and moves
+// when a far one is.  Single-threaded.
+class LogPmfMemoRange {
  public:
-  explicit LogPmfMemo(const BinomialLogPmf& w) : w_(w) {}
+  explicit LogPmfMemoRange(const BinomialLogPmf& w) : w_(w) {}
 
   real operator()(std::int64_t k) {
     if (k < 0 || k > w_.N()) return -kInf;
@@ -149,9 +147,6 @@ class LogPmfMemo {
     if (std::isnan(v)) v = w_(k);
     return v;
   }
-
-  // For peak searches: no memo traffic.
-  real direct(std::int64_t k) const { return w_(k); }
 
  private:
   static constexpr std::int64_t kBlock = 512;
@@ -178,6 +173,20 @@ class LogPmfMemo {
   const BinomialLogPmf& w_;
   std::int64_t lo_ = 0;
   std::vector<real> buf_;
+};
+
+// A per-evaluation memo for the terms outside the pmf's central cache: a threshold search far in a
+// tail visits the same k in every Newton step.  One range per side of a walk's start, so that the
+// two directions of an outward walk can run on two threads (side(dir)); other look-ups use the
+// upper one.  Peak searches, which jump around, bypass it.
+class LogPmfMemo {
+ public:
+  explicit LogPmfMemo(const BinomialLogPmf& w) : down_(w), up_(w) {}
+  real operator()(std::int64_t k) { return up_(k); }
+  LogPmfMemoRange& side(int dir) { return dir > 0 ? up_ : down_; }
+
+ private:
+  LogPmfMemoRange down_, up_;
 };
 
 }  // namespace ppk

@@ -32,6 +32,7 @@
 #include "ppk/cancel.hpp"
 #include "ppk/logconcave_sum.hpp"
 #include "ppk/normal.hpp"
+#include "ppk/parallel.hpp"
 
 namespace ppk {
 
@@ -516,9 +517,11 @@ class NoisyCountDirection {
   // peak1 <= k_ref), each sum stopped by remainder_negligible at its own peak `top_a`.  Consecutive
   // terms differ by the exact binomial ratio times exp(+-(slope_a - (2d +- 1)/(2 sigma^2))), and that
   // factor itself changes by exp(-1/sigma^2) per step, so for sigma >= 1 a term costs two
-  // multiplications instead of an expl; every 32 terms the value is re-anchored with expl, keeping
+  // multiplications instead of an expl; every 32 terms the value and the factor are re-anchored with
+  // expl (without it the factor's own rounding, shrink^n, would grow with the walk's length), keeping
   // the accumulated rounding below ~1e-17 relative.  The stopping rule is checked every 8 terms with
-  // the mean decrement of those 8 (by log-concavity no later step falls by less).
+  // the mean decrement of those 8 (by log-concavity no later step falls by less), on the linear
+  // terms (LinearStop).
   std::array<LogConcaveSum, 2> posterior_sums(LogPmfMemo& lw, const std::array<real, 2>& slope, real is2,
                                               std::int64_t k_ref, const std::array<real, 2>& top,
                                               const std::array<real, 2>& scale) const {
@@ -530,20 +533,23 @@ class NoisyCountDirection {
       return lwk + d * (slope[a] - 0.5L * d * is2);
     };
     std::array<LogConcaveSum, 2> out;
-    std::array<CompensatedSum, 2> s, sj, tail;
+    const std::array<LinearStop, 2> stop{LinearStop(top[0], scale[0]), LinearStop(top[1], scale[1])};
     const real lw_ref = lw(k_ref);
+    struct Partial { std::array<CompensatedSum, 2> s, sj, tail; };
+    std::array<Partial, 2> part;   // the walks down (0) and up (1)
     for (int a = 0; a < 2; ++a) {
       out[a].peak = k_ref;
       out[a].scale = scale[a];
-      s[a].add(std::exp(log_term(a, k_ref, lw_ref) - scale[a]));
+      part[1].s[a].add(std::exp(log_term(a, k_ref, lw_ref) - scale[a]));
     }
     if (lw_ref == -kInf) return out;
-    for (int dir = -1; dir <= 1; dir += 2) {
-      std::array<real, 2> e, prev, gauss;
+    auto walk = [&](int dir) {
+      Partial& pt = part[dir > 0];
+      LogPmfMemoRange& memo = lw.side(dir);
+      std::array<real, 2> e, prev, gauss;   // prev: the term at the last check
       std::array<bool, 2> done{false, false};
       for (int a = 0; a < 2; ++a) {
-        prev[a] = log_term(a, k_ref, lw_ref);
-        e[a] = std::exp(prev[a] - scale[a]);
+        e[a] = prev[a] = std::exp(log_term(a, k_ref, lw_ref) - scale[a]);
         // exp(t_a(k_ref + dir) - t_a(k_ref)) without the binomial ratio
         gauss[a] = std::exp(dir > 0 ? slope[a] - 0.5L * is2 : -slope[a] - 0.5L * is2);
       }
@@ -554,30 +560,50 @@ class NoisyCountDirection {
         ++steps;
         const bool anchor = !recur || ++since_anchor >= 32 || !std::isfinite(gauss[0]) || !std::isfinite(gauss[1]);
         const bool check = (steps & 7) == 0;
-        const real lwk = anchor || check ? lw(k) : 0;
+        const real lwk = anchor ? memo(k) : 0;
         if (anchor) since_anchor = 0;
         const real ratio = anchor ? 0 : w_.ratio(k - dir, dir);   // w_k / w_{k-dir}
         const real d = static_cast<real>(k - k_ref);
         for (int a = 0; a < 2; ++a) {
           if (done[a]) continue;
-          e[a] = anchor ? std::exp(log_term(a, k, lwk) - scale[a]) : e[a] * (ratio * gauss[a]);
-          gauss[a] *= shrink;
-          s[a].add(e[a]);
-          sj[a].add(d * e[a]);
+          if (anchor) {
+            e[a] = std::exp(log_term(a, k, lwk) - scale[a]);
+            gauss[a] = std::exp(dir * slope[a] - (2 * d * dir + 1) * 0.5L * is2);   // to k + dir
+          } else {
+            e[a] *= ratio * gauss[a];
+            gauss[a] *= shrink;
+          }
+          pt.s[a].add(e[a]);
+          pt.sj[a].add(d * e[a]);
           if (check) {
-            const real t = log_term(a, k, lwk);
-            done[a] = remainder_negligible(t, (t - prev[a]) / 8, top[a], scale[a], tail[a]);
-            prev[a] = t;
+            done[a] = stop[a](e[a], prev[a], pt.tail[a]);
+            prev[a] = e[a];
           }
         }
       }
-    }
+    };
+    run_both(long_walk(k_ref, is2), [&] { walk(-1); }, [&] { walk(1); });
     for (int a = 0; a < 2; ++a) {
-      out[a].mantissa = s[a].value();
-      out[a].log_tail = tail[a].value() > 0 ? scale[a] + std::log(tail[a].value()) : -kInf;
-      out[a].mean_offset = sj[a].value() / s[a].value();
+      CompensatedSum s = part[1].s[a], sj = part[1].sj[a], tail = part[1].tail[a];
+      s.merge(part[0].s[a]);
+      sj.merge(part[0].sj[a]);
+      tail.merge(part[0].tail[a]);
+      out[a].mantissa = s.value();
+      out[a].log_tail = tail.value() > 0 ? scale[a] + std::log(tail.value()) : -kInf;
+      out[a].mean_offset = sj.value() / s.value();
     }
     return out;
+  }
+
+  // Whether an outward walk from k is worth a second thread for its other direction: each way it
+  // covers ~12 standard deviations of its terms, whose log-curvature is about the pmf's,
+  // N / (k (N - k)), plus the Gaussian's, 1/sigma^2.  From ~4,000 steps (~0.25 ms) on, starting a
+  // thread (~0.03 ms) pays.
+  bool long_walk(std::int64_t k, real is2) const {
+    const real n = static_cast<real>(w_.N());
+    const real kk = std::min(std::max<real>(static_cast<real>(k), 1), std::max<real>(n - 1, 1));
+    const real curvature = n / (kk * std::max<real>(n - kk, 1)) + is2;
+    return 144 / curvature >= 4096.0L * 4096.0L;
   }
 
   // The two tails at the threshold o = k0 + v sigma^2, in one outward walk:
@@ -609,6 +635,7 @@ class NoisyCountDirection {
       const real ref = x_ref >= 100 ? 0 : -0.5L * x_ref * x_ref - log_c;   // log C_ref - log C
       return log_mills(x) - kLnSqrt2Pi + ref + d * (x_ref / sigma - 0.5L * d * is2);
     };
+    auto log_term_in = [&](LogPmfMemoRange& memo, std::int64_t k, int shift) { return memo(k) + log_s_rel(k - k0 + shift); };
     auto log_term = [&](std::int64_t k, int shift) { return lw(k) + log_s_rel(k - k0 + shift); };
     // t_{k+1} - t_k for the peak searches, from the closed-form pmf ratio and the exact change of log S
     // (for x >= 100 with m_ref = 0: log Mills(x_{m+1}) - log Mills(x_m) + v - (m + 1/2)/sigma^2)
@@ -661,19 +688,25 @@ class NoisyCountDirection {
     auto g_ratio = [&](std::int64_t d, int dir) {
       return mills ? std::exp(dir * a_ref - (2 * static_cast<real>(d) * dir + 1) * 0.5L * is2) : 1;
     };
-    auto term = [&](std::int64_t k, real f, real h, int shift) {
-      if (shift == 0 && b_own) return std::exp(log_term(k, 0) - scale_b);
+    auto term = [&](LogPmfMemoRange& memo, std::int64_t k, real f, real h, int shift) {
+      if (shift == 0 && b_own) return std::exp(log_term_in(memo, k, 0) - scale_b);
       const real t = f * h * c0;
-      return h > 0 && t < kInf ? t : std::exp(log_term(k, shift) - scale);
+      return h > 0 && t < kInf ? t : std::exp(log_term_in(memo, k, shift) - scale);
     };
-    CompensatedSum sa, sb, ta, tb;
     const std::int64_t j_peak = peak - k0;
     const real h_peak_b = h_of(j_peak), h_peak_a = h_of(j_peak + 1);
-    sa.add(term(peak, 1, h_peak_a, 1));
-    sb.add(term(peak, std::exp(log_g(-1)), h_peak_b, 0));
-    for (int dir = -1; dir <= 1; dir += 2) {
+    struct Partial { CompensatedSum sa, sb, ta, tb; };
+    std::array<Partial, 2> part;   // the walks down (0) and up (1)
+    const real term_peak_a = term(lw.side(1), peak, 1, h_peak_a, 1);
+    const real term_peak_b = term(lw.side(1), peak, std::exp(log_g(-1)), h_peak_b, 0);
+    part[1].sa.add(term_peak_a);
+    part[1].sb.add(term_peak_b);
+    const LinearStop stop_a(scale, scale), stop_b(top_b, scale_b);
+    auto walk = [&](int dir) {
+      Partial& pt = part[dir > 0];
+      LogPmfMemoRange& memo = lw.side(dir);
       bool a_done = false, b_done = false;
-      real prev_a = log_term(peak, 1), prev_b = log_term(peak, 0);
+      real prev_a = term_peak_a, prev_b = term_peak_b;   // the terms at the last check
       real h_lo = h_peak_b, h_hi = h_peak_a;   // h(j), h(j+1) at the current k
       // f and the step ratios of G for B (index 0, d = j - m_ref) and A (index 1, d = j + 1 - m_ref)
       std::array<real, 2> f{std::exp(log_g(-1)), 1}, g{g_ratio(-1, dir), g_ratio(0, dir)};
@@ -690,7 +723,7 @@ class NoisyCountDirection {
           }
         } else {
           since_anchor = 0;
-          const real lrel = lw(next) - lw_peak;
+          const real lrel = memo(next) - lw_peak;
           for (int a = 0; a < 2; ++a) {
             const std::int64_t d = next - k0 + a - m_ref;
             f[a] = std::exp(lrel + log_g(d));
@@ -700,18 +733,24 @@ class NoisyCountDirection {
         if (dir > 0) { h_lo = h_hi; h_hi = h_of(next - k0 + 1); }
         else { h_hi = h_lo; h_lo = h_of(next - k0); }
         k = next;
-        if (!a_done) sa.add(term(k, f[1], h_hi, 1));
-        if (!b_done) sb.add(term(k, f[0], h_lo, 0));
-        if (steps % 8 == 0) {
-          const real la = log_term(k, 1), lb = log_term(k, 0);
-          // checked every 8 steps: by log-concavity each later step falls by >= the mean of the last 8
-          a_done = a_done || remainder_negligible(la, (la - prev_a) / 8, scale, scale, ta);
-          b_done = b_done || remainder_negligible(lb, (lb - prev_b) / 8, top_b, scale_b, tb);
-          prev_a = la;
-          prev_b = lb;
+        const real term_a = a_done ? 0 : term(memo, k, f[1], h_hi, 1);
+        const real term_b = b_done ? 0 : term(memo, k, f[0], h_lo, 0);
+        pt.sa.add(term_a);
+        pt.sb.add(term_b);
+        if (steps % 8 == 0) {   // by log-concavity each later step falls by >= the mean of the last 8
+          if (!a_done) a_done = stop_a(term_a, prev_a, pt.ta);
+          if (!b_done) b_done = stop_b(term_b, prev_b, pt.tb);
+          prev_a = term_a;
+          prev_b = term_b;
         }
       }
-    }
+    };
+    run_both(long_walk(peak, is2), [&] { walk(-1); }, [&] { walk(1); });
+    CompensatedSum sa = part[1].sa, sb = part[1].sb, ta = part[1].ta, tb = part[1].tb;
+    sa.merge(part[0].sa);
+    sb.merge(part[0].sb);
+    ta.merge(part[0].ta);
+    tb.merge(part[0].tb);
     TailPair out;
     LogConcaveSum &A = out.A, &B = out.B;
     A.scale = scale + log_c;

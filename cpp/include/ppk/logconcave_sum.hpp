@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 
 #include "ppk/logspace.hpp"
 
@@ -39,6 +40,32 @@ inline bool remainder_negligible(real t, real d, real top, real scale, Compensat
   tail.add(std::exp(log_bound - scale));
   return true;
 }
+
+// remainder_negligible for a walk whose terms are held in linear scale, e = e^{t - scale}, checked
+// every 8 steps with e8 the term 8 steps before.  A test without logs comes first: with q the mean
+// step ratio of those 8 (q^8 = e / e8), the rest is at most e q / (1 - q) <= 8 e / (1 - e / e8)
+// (as 1 - q^8 <= 8 (1 - q)); the logs are taken only once that looser bound is below the cut, and
+// then the exact rule decides (it stops whenever the looser bound does).  A term that has fallen
+// from a positive value to 0 is below the long-double range relative to scale (which the callers
+// keep within 5000 of top): the rest is at most 8 such terms.
+class LinearStop {
+ public:
+  LinearStop(real top, real scale)
+      : top_(top), scale_(scale), cut40_(std::exp(top - 40 - scale)), cut72_(std::exp(top - 72 - scale)) {}
+
+  bool operator()(real e, real e8, CompensatedSum& tail) const {
+    if (!(e8 > 0)) return false;   // rising from below the range
+    if (e == 0) {
+      tail.add(8 * std::numeric_limits<real>::denorm_min());
+      return true;
+    }
+    if (!(e < cut40_ && e < e8 && 8 * e < cut72_ * (1 - e / e8))) return false;
+    return remainder_negligible(scale_ + std::log(e), (std::log(e) - std::log(e8)) / 8, top_, scale_, tail);
+  }
+
+ private:
+  real top_, scale_, cut40_, cut72_;
+};
 
 // argmax of a log-concave sequence on [kmin, kmax] from its increments step(k) = t_{k+1} - t_k
 // (decreasing in k), by bisection on their sign.  Increments, not terms: the terms can be large

@@ -55,6 +55,10 @@ struct CompensatedSum {
     sum = t;
   }
   void scale(real f) { sum *= f; comp *= f; }
+  void merge(const CompensatedSum& other) {
+    add(other.sum);
+    comp += other.comp;
+  }
   real value() const { return sum + comp; }
 };
 

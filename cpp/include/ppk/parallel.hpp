@@ -5,8 +5,12 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <exception>
+#include <system_error>
 #include <thread>
 #include <vector>
+
+#include "ppk/cancel.hpp"
 
 namespace ppk {
 
@@ -28,6 +32,47 @@ void parallel_for_blocks(std::int64_t n, unsigned threads, const Fn& fn) {
   }
   fn(std::int64_t(0), std::min<std::int64_t>(n, block));
   for (auto& th : pool) th.join();
+}
+
+// Whether a kernel may start a thread of its own (run_both): not on the workers of a pool that
+// already keeps every core busy (bindings.hpp clears it there).
+inline bool& inner_threads_allowed() {
+  thread_local bool allowed = true;
+  return allowed;
+}
+
+// f0() and f1() at once when `parallel` (f1 on a new thread that inherits the caller's cancel flag),
+// else one after the other.  Callers give each its own state, so results never depend on which way
+// it ran.  An exception from either is rethrown after both have ended.
+template <class F0, class F1>
+void run_both(bool parallel, F0&& f0, F1&& f1) {
+  if (!parallel || !inner_threads_allowed() || std::thread::hardware_concurrency() < 2) {
+    f0();
+    f1();
+    return;
+  }
+  const std::atomic<bool>* flag = cancel_flag();
+  std::exception_ptr error1;
+  std::thread helper;
+  try {
+    helper = std::thread([&] {
+      CancelScope scope(flag);
+      inner_threads_allowed() = false;
+      try { f1(); } catch (...) { error1 = std::current_exception(); }
+    });
+  } catch (const std::system_error&) {   // no thread to be had: run serially
+    f0();
+    f1();
+    return;
+  }
+  try {
+    f0();
+  } catch (...) {
+    helper.join();
+    throw;
+  }
+  helper.join();
+  if (error1) std::rethrow_exception(error1);
 }
 
 }  // namespace ppk
