@@ -132,42 +132,47 @@ class BinomialLogPmf {
   std::vector<real> cache_;
 };
 
-// A memo over BinomialLogPmf for the terms outside its central cache, covering one
-// contiguous range that grows (doubling) when a neighbouring k is asked for and moves
-// when a far one is.  Single-threaded.
+// A memo over BinomialLogPmf for the anchor terms outside its central cache: the multiples of
+// kAnchorStride, where the outward walks re-anchor their pmf-ratio recurrences (so every walk,
+// wherever it starts, asks for the same k).  Indexed by k / kAnchorStride over one contiguous range
+// that grows (doubling) when a neighbouring anchor is asked for and moves when a far one is; any
+// other k is computed directly.  Single-threaded.
 class LogPmfMemoRange {
  public:
+  static constexpr std::int64_t kAnchorStride = 32;
+
   explicit LogPmfMemoRange(const BinomialLogPmf& w) : w_(w) {}
 
   real operator()(std::int64_t k) {
     if (k < 0 || k > w_.N()) return -kInf;
-    if (w_.cached(k)) return w_(k);
-    if (!covers(k)) place(k);
-    real& v = buf_[static_cast<std::size_t>(k - lo_)];
+    if (w_.cached(k) || k % kAnchorStride != 0) return w_(k);
+    const std::int64_t i = k / kAnchorStride;
+    if (!covers(i)) place(i);
+    real& v = buf_[static_cast<std::size_t>(i - lo_)];
     if (std::isnan(v)) v = w_(k);
     return v;
   }
 
  private:
-  static constexpr std::int64_t kBlock = 512;
-  static constexpr std::int64_t kMaxSize = std::int64_t(1) << 20;
-  bool covers(std::int64_t k) const { return k >= lo_ && k < lo_ + size(); }
+  static constexpr std::int64_t kBlock = 64;
+  static constexpr std::int64_t kMaxSize = std::int64_t(1) << 16;
+  bool covers(std::int64_t i) const { return i >= lo_ && i < lo_ + size(); }
   std::int64_t size() const { return static_cast<std::int64_t>(buf_.size()); }
-  void place(std::int64_t k) {
+  void place(std::int64_t i) {
     const real nan = std::numeric_limits<real>::quiet_NaN();
     const std::int64_t grow = std::max(kBlock, size());
-    // grow by doubling while near, but never past kMaxSize entries (16 MiB): a walk that keeps
-    // moving outward then re-centres instead of holding everything it has seen
-    if (!buf_.empty() && k >= lo_ - grow && k < lo_ + size() + grow && size() + 2 * grow <= kMaxSize) {
-      const std::int64_t new_lo = std::min(lo_, k - grow / 2);
-      const std::int64_t new_hi = std::max(lo_ + size(), k + grow / 2);
+    // grow by doubling while near, but never past kMaxSize anchors (1 MiB, 2^21 pmf terms): a walk
+    // that keeps moving outward then re-centres instead of holding everything it has seen
+    if (!buf_.empty() && i >= lo_ - grow && i < lo_ + size() + grow && size() + 2 * grow <= kMaxSize) {
+      const std::int64_t new_lo = std::min(lo_, i - grow / 2);
+      const std::int64_t new_hi = std::max(lo_ + size(), i + grow / 2);
       std::vector<real> nb(static_cast<std::size_t>(new_hi - new_lo), nan);
       std::copy(buf_.begin(), buf_.end(), nb.begin() + (lo_ - new_lo));
       buf_.swap(nb);
       lo_ = new_lo;
     } else {
       buf_.assign(static_cast<std::size_t>(2 * kBlock), nan);
-      lo_ = k - kBlock;
+      lo_ = i - kBlock;
     }
   }
   const BinomialLogPmf& w_;

@@ -150,11 +150,17 @@ struct TailPair {
   real rel_scale = 0;   // A's peak log-term relative to C
   real rel_scale_b = 0; // B's scale relative to C (= rel_scale unless B is far below A)
   real log_c = 0;       // log C = -x_ref^2 / 2 at A's peak term when x_ref >= 100, else 0
+  // where A and e^eps B nearly cancel: log(A - e^eps B) summed term by term, and the log of its
+  // rounding bound (NaN and -inf otherwise; tail_pair)
+  real log_delta_direct = kNaN, log_direct_err = -kInf;
   real rho() const { return kRho + rounding_bound(rel_scale); }       // relative error of a mantissa
   real log_c_err() const { return 4e-19L * std::fabs(log_c); }         // absolute error of log C
 };
 
 class NoisyCountDirection {
+  // the walks re-anchor their recurrences at multiples of this (every walk asks the memo for the same k)
+  static constexpr std::int64_t kAnchorStride = LogPmfMemoRange::kAnchorStride;
+
  public:
   NoisyCountDirection(std::int64_t N, real p, real q, bool cache_pmf = true) : w_(N, p, q, cache_pmf) {}
 
@@ -257,15 +263,18 @@ class NoisyCountDirection {
     const Root root = solve_loss(sigma, eps, lw, start_from(hint, eps, sigma));
     if (hint != nullptr) *hint = hint->next(eps, root.v, root.slope, center());
     const real v = root.v;
-    if (resolved != nullptr)   // the root's uncertainty in counts: (|f/L'| + err/L') sigma^2
-      *resolved = (root.step_est + root.err / root.slope) * sigma * sigma <= 0.25L;
-    const TailPair t = tail_pair(lw, v, sigma);
+    // Whether the root is located to a quarter count: from its uncertainty (|f/L'| + err/L') sigma^2
+    // where L' was measured (the loss's own slope or a secant), or, below, from the certified bracket.
+    if (resolved != nullptr)
+      *resolved = root.slope_measured && (root.step_est + root.err / root.slope) * sigma * sigma <= 0.25L;
+    const TailPair t = tail_pair(lw, v, sigma, eps);
     const LogConcaveSum &A = t.A, &B = t.B;
+    const bool direct = !std::isnan(t.log_delta_direct);
     DeltaBounds r;
     r.method = 3;
     // A and B share one scale unless B is far below (tail_pair): then log(B/A) comes from the mantissas.
     const real log_ratio = eps + (t.rel_scale_b - t.rel_scale) + std::log(B.mantissa) - std::log(A.mantissa);
-    r.log_delta = log_ratio < 0 ? A.log_sum() + log1mexp(log_ratio) : -kInf;
+    r.log_delta = direct ? t.log_delta_direct : log_ratio < 0 ? A.log_sum() + log1mexp(log_ratio) : -kInf;
     const real lA = A.log_sum(), lb = eps + B.log_sum();
     // The bracket [va, vb] around the root, L(va) < eps - err and L(vb) > eps + err certified.  First
     // (one evaluation) Newton's last point when it has a certified side, with its mirror through v;
@@ -287,7 +296,21 @@ class NoisyCountDirection {
       return std::log(width_o) + log_pmax0 + eps + std::log(std::expm1(delta_L));
     };
     auto negligible = [&](real bound) { return log_add_exp(r.log_delta, bound) <= r.log_delta + 1e-11L; };
-    if (!std::isnan(root.v_side)) {
+    // The slack the bound carries whichever bracket it uses: the rounding of the tails and of log C
+    // (deep tails: ~ulps of |log delta|, amplified where A and e^eps B nearly cancel).  A bracket
+    // term below 10% of it is as good as a tighter one: no more evaluations are spent on it.
+    const real log_slack = log_add_exp(direct ? t.log_direct_err : std::log(t.rho()) + log_add_exp(lA, lb),
+                                       t.log_c_err() > 0 ? r.log_delta + std::log(std::expm1(t.log_c_err())) : -kInf);
+    auto good_enough = [&](real bound) { return negligible(bound) || bound <= log_slack - 2.3L; };
+    // The side bracket's second-order term, predicted before its other end is evaluated (the density
+    // and |L - eps| at the side point, the width twice the last step): when even that is not small
+    // enough, the mirror evaluation would be wasted and the tight bracket is taken at once.
+    const bool side_promising = !std::isnan(root.v_side) && [&] {
+      const real width_o = 2 * std::fabs(v - root.v_side) * s2;
+      const real delta_l = std::fabs(root.at_side.L - eps) + root.at_side.err;
+      return good_enough(std::log(width_o) + root.at_side.log_p0 + eps + std::log(std::expm1(delta_l)));
+    }();
+    if (side_promising) {
       const bool below = root.v_side < v;
       (below ? el : eh) = root.at_side;
       (below ? va : vb) = root.v_side;
@@ -297,7 +320,7 @@ class NoisyCountDirection {
       certified = el.L < eps - el.err && eh.L > eps + eh.err;
       if (certified) second_order = second_order_bound();
     }
-    if (!negligible(second_order)) {
+    if (!good_enough(second_order)) {
       // after an early Newton exit v is at the rounding floor (solve_loss): only err/L' is left
       const real step = std::isnan(root.v_side) ? root.step_est : 0;
       real h = 2 * step + (root.slope > 0 ? 2 * root.err / root.slope : 0);
@@ -320,7 +343,7 @@ class NoisyCountDirection {
       if (both) {
         certified = true;
         real bound = second_order_bound();
-        if (!negligible(bound)) {
+        if (!good_enough(bound)) {
           // A loss flat to within its rounding over a wide stretch (a step of the staircase at
           // sigma <~ 0.1 whose value is eps, e.g. eps = 0 with a tie w_{k-1} = w_k) certifies only
           // far out, where |L - eps| is large.  Bisect each end back towards the flat stretch:
@@ -340,6 +363,7 @@ class NoisyCountDirection {
         second_order = std::min(second_order, bound);
       }
     }
+    if (certified && resolved != nullptr && std::max(v - va, vb - v) * s2 <= 0.25L) *resolved = true;
     if (!certified) {  // safe fallback: adding X is post-processing of the Gaussian mechanism
       r.log_upper = std::max(gaussian_delta(sigma, eps).log_upper, r.log_delta);
       if (r.log_delta == -kInf) r.log_delta = r.log_upper;
@@ -347,12 +371,8 @@ class NoisyCountDirection {
     }
     real bound = log_add_exp(r.log_delta, second_order);
     real rho = t.rho(), c_err = t.log_c_err(), bound_tail = A.log_tail;
-    // The slack the bound carries whichever bracket term it uses: the rounding of the tails and of
-    // log C (deep tails: ~ulps of |log delta|).  A second-order term below 10% of it leaves little for
-    // the first-order bound to gain, and its two extra tail walks are skipped.
-    const real log_slack = log_add_exp(std::log(rho) + log_add_exp(lA, lb),
-                                       c_err > 0 ? r.log_delta + std::log(std::expm1(c_err)) : -kInf);
-    if (!negligible(second_order) && second_order > log_slack - 2.3L) {   // loose: try the first-order bound
+    bool first = false;
+    if (!good_enough(second_order)) {   // loose: try the first-order bound (two more tail walks)
       const TailPair lo_pair = tail_pair(lw, va, sigma), hi_pair = tail_pair(lw, vb, sigma);
       const real la = lo_pair.A.log_sum(), lbh = eps + hi_pair.B.log_sum();
       const real first_order = lbh < la ? log_sub_exp(la, lbh) : la;
@@ -361,9 +381,10 @@ class NoisyCountDirection {
         rho = std::max({rho, lo_pair.rho(), hi_pair.rho()});
         c_err = std::max({c_err, lo_pair.log_c_err(), hi_pair.log_c_err()});
         bound_tail = lo_pair.A.log_tail;
+        first = true;
       }
     }
-    const real rounding = std::log(rho) + log_add_exp(lA, lb);
+    const real rounding = direct && !first ? t.log_direct_err : std::log(rho) + log_add_exp(lA, lb);
     r.log_upper = log_add_exp(log_add_exp(bound, rounding), bound_tail) + c_err;
     if (r.log_delta == -kInf) r.log_delta = r.log_upper;  // below resolution: report the bound
     return r;
@@ -399,9 +420,56 @@ class NoisyCountDirection {
   // rounding floor (solve_loss), the last point evaluated, whose side of the root is certified.
   struct Root {
     real v, step_est, slope, err;
+    bool slope_measured = false;   // slope is L' or a secant, not the approximation's guess
     real v_side = kNaN;
     LossEval at_side{};
   };
+
+  // Where the root search starts without a hint: the Laplace approximation of the loss.  The
+  // posterior of j at v (weights w_k e^{v j - j^2/(2 sigma^2)}) has its mode where its log-increment
+  // vanishes; in the continuous coordinate m = k + 1/2 that is the root m* of the decreasing
+  //   F(m) = log((N - m + 1/2) / (m + 1/2)) + log(p/q) + v - (m - k0) / sigma^2.
+  // With c = c_w + 1/sigma^2 its curvature (c_w = (N + 1) / ((m + 1/2)(N - m + 1/2)), the pmf's part;
+  // the posterior variance is ~1/c), log E[e^{-j/sigma^2}] ~ -j*/sigma^2 + 1/(2 sigma^4 c), so
+  //   L(v) ~ v - (j* + 1/2)/sigma^2 + 1/(2 sigma^4 c),   j* = m* - k0,
+  // exact for a Gaussian X and, unlike the Gaussian approximation of the root, following the pmf's
+  // skew into the tails (N = 1e7, sigma = 2000, eps = 1: 0.16 counts from the root against 1.9e5).
+  // Solved for L = eps by Newton in v with dL/dv ~ c_w / c, inside [lo, hi]; both searches are
+  // bounded.  v is NaN if it does not settle (the caller then takes the Gaussian approximation).
+  struct LaplaceStart { real v, slope; };
+  LaplaceStart laplace_start(real sigma, real eps, real lo, real hi) const {
+    const real n = static_cast<real>(w_.N()), k0 = static_cast<real>(w_.mode()), is2 = 1 / (sigma * sigma);
+    const real log_odds = log_of_pair(w_.p(), w_.q()) - log_of_pair(w_.q(), w_.p());
+    real m = k0;
+    auto curvature_w = [&](real x) { return (n + 1) / ((x + 0.5L) * (n - x + 0.5L)); };
+    auto mode_at = [&](real v) {   // m*(v), safeguarded Newton on F from the last m*
+      real a = -0.5L, b = n + 0.5L;
+      for (int it = 0; it < 200; ++it) {
+        const real f = std::log((n - m + 0.5L) / (m + 0.5L)) + log_odds + v - (m - k0) * is2;
+        if (f > 0) a = m; else b = m;
+        real next = m + f / (curvature_w(m) + is2);
+        if (!(next > a && next < b)) next = a + (b - a) / 2;
+        const bool done = std::fabs(next - m) <= 1e-13L * std::max<real>(1, std::fabs(m));
+        m = next;
+        if (done || b - a <= 1e-13L * std::max<real>(1, std::fabs(m))) return true;
+      }
+      return false;
+    };
+    real v = std::min(std::max(eps + 0.5L * is2, lo), hi), a = lo, b = hi;
+    for (int it = 0; it < 100; ++it) {
+      if (!mode_at(v)) break;
+      const real cw = curvature_w(m), c = cw + is2;
+      const real g = v - (m - k0 + 0.5L) * is2 + 0.5L * is2 * is2 / c - eps;
+      if (g < 0) a = v; else b = v;
+      real next = v - g * c / cw;
+      if (!(next > a && next < b)) next = a + (b - a) / 2;
+      if (!std::isfinite(next)) break;
+      const bool done = std::fabs(next - v) <= 1e-15L * std::max<real>(1, std::fabs(v));
+      v = next;
+      if (done) return {v, cw / c};
+    }
+    return {kNaN, kNaN};
+  }
 
   // The root of L(v) = eps: Newton safeguarded by the explicit bracket (class comment), so
   // every step stays inside a finite interval that holds the root and shrinks.  The slope
@@ -417,11 +485,18 @@ class NoisyCountDirection {
     real hi = base + static_cast<real>(N - k0) * is2 + std::fabs(base) * 1e-18L;
     const real p = w_.p(), q = w_.q();
     const real npq = static_cast<real>(N) * p * q, var = npq + sigma * sigma;
-    const real slope_gauss = sigma * sigma / var;
-    real v = ((static_cast<real>(N) * p - static_cast<real>(k0) + 0.5L) + eps * var) * is2;  // Gaussian approx
-    if (start > lo && start < hi) v = start;
+    // the slope to use where L' has no digits and there is no secant yet: the Laplace approximation's
+    // at its start (it follows the pmf into the tails), else the Gaussian sigma^2 / (N p q + sigma^2)
+    real slope_guess = sigma * sigma / var;
+    real v = start;
+    if (!(v > lo && v < hi)) {
+      const LaplaceStart ls = laplace_start(sigma, eps, lo, hi);
+      v = ls.v;
+      if (v > lo && v < hi && ls.slope > 0) slope_guess = ls.slope;
+    }
+    if (!(v > lo && v < hi)) v = ((static_cast<real>(N) * p - static_cast<real>(k0) + 0.5L) + eps * var) * is2;  // Gaussian
     if (!(v > lo && v < hi)) v = lo + (hi - lo) / 2;
-    Root r{v, 0, slope_gauss, 0};
+    Root r{v, 0, slope_guess, 0};
     real v_prev = 0, f_prev = 0;
     bool have_prev = false;
     for (int it = 0; it < 400; ++it) {
@@ -440,22 +515,26 @@ class NoisyCountDirection {
       bool stalled = false;
       if (!analytic) {
         const real secant = have_prev ? (f - f_prev) / (v - v_prev) : 0;
-        slope = secant > 0 && std::isfinite(secant) ? secant : slope_gauss;
+        slope = secant > 0 && std::isfinite(secant) ? secant : slope_guess;
         // no slope and no change since the last iterate: a stretch where L is flat to its rounding
         // (a step of the staircase at sigma <~ 0.1); the Gaussian slope would creep across it
-        stalled = have_prev && slope == slope_gauss;
+        stalled = have_prev && slope == slope_guess;
       }
       r = Root{v, std::fabs(f / slope), slope, e.err};
+      r.slope_measured = analytic || slope != slope_guess;
       if (std::fabs(f) <= e.err) break;  // at the rounding floor of L (the certified bracket widens by err/slope)
       real next = v - f / slope;
       if (!std::isfinite(next) || next <= lo || next >= hi || stalled) next = lo + (hi - lo) / 2;
-      else if (analytic && std::fabs(f) <= 1e6L * e.err && r.step_est * sigma * sigma <= 1e-3L) {
+      else if (analytic && std::fabs(f) <= 1e6L * e.err && r.step_est * sigma * sigma <= (sigma >= 1 ? 1 : 1e-3L)) {
         // Newton with the exact slope converges quadratically: from within 1e6 rounding units of L
-        // (|f| <~ 1e-9) the next iterate is ~f^2 from the root, at the rounding floor, so the
-        // evaluation that would confirm it is skipped.  This point, on a certified side of the root,
-        // becomes one end of a certified bracket (threshold), which falls back to the tightest
-        // bracket whenever this one's second-order bound is not negligible.
+        // (|f| <~ 1e-9, at most a count from the root; for sigma < 1, where the loss is nearly a
+        // staircase on the scale of a count, 1e-3 of a count) the next iterate is ~f^2 from the root, at
+        // the rounding floor, so the evaluation that would confirm it is skipped.  This point, on a
+        // certified side of the root, becomes one end of a certified bracket (threshold), which
+        // falls back to the tightest bracket whenever this one's second-order bound is not small
+        // enough -- at the same count of evaluations as confirming the iterate would have taken.
         r.v = next;
+        r.step_est = 0;     // next is at the rounding floor: only err/L' is left
         r.v_side = v;       // |f| > err here: L - eps has a certified sign
         r.at_side = e;
         break;
@@ -517,7 +596,8 @@ class NoisyCountDirection {
   // peak1 <= k_ref), each sum stopped by remainder_negligible at its own peak `top_a`.  Consecutive
   // terms differ by the exact binomial ratio times exp(+-(slope_a - (2d +- 1)/(2 sigma^2))), and that
   // factor itself changes by exp(-1/sigma^2) per step, so for sigma >= 1 a term costs two
-  // multiplications instead of an expl; every 32 terms the value and the factor are re-anchored with
+  // multiplications instead of an expl; at every multiple of 32 in k (kAnchorStride: the same k for
+  // every walk, so the far-tail pmf memo serves them all) the value and the factor are re-anchored with
   // expl (without it the factor's own rounding, shrink^n, would grow with the walk's length), keeping
   // the accumulated rounding below ~1e-17 relative.  The stopping rule is checked every 8 terms with
   // the mean decrement of those 8 (by log-concavity no later step falls by less), on the linear
@@ -553,15 +633,13 @@ class NoisyCountDirection {
         // exp(t_a(k_ref + dir) - t_a(k_ref)) without the binomial ratio
         gauss[a] = std::exp(dir > 0 ? slope[a] - 0.5L * is2 : -slope[a] - 0.5L * is2);
       }
-      int since_anchor = 0;
       std::int64_t steps = 0;
       for (std::int64_t k = k_ref + dir; k >= 0 && k <= N && !(done[0] && done[1]); k += dir) {
         poll_cancel();
         ++steps;
-        const bool anchor = !recur || ++since_anchor >= 32 || !std::isfinite(gauss[0]) || !std::isfinite(gauss[1]);
+        const bool anchor = !recur || k % kAnchorStride == 0 || !std::isfinite(gauss[0]) || !std::isfinite(gauss[1]);
         const bool check = (steps & 7) == 0;
         const real lwk = anchor ? memo(k) : 0;
-        if (anchor) since_anchor = 0;
         const real ratio = anchor ? 0 : w_.ratio(k - dir, dir);   // w_k / w_{k-dir}
         const real d = static_cast<real>(k - k_ref);
         for (int a = 0; a < 2; ++a) {
@@ -608,12 +686,12 @@ class NoisyCountDirection {
 
   // The two tails at the threshold o = k0 + v sigma^2, in one outward walk:
   //   A = sum_k w_k S(j+1),  B = sum_k w_k S(j),  S(m) = sf(x_m),  x_m = v sigma - m / sigma,
-  // so each S is computed once and serves A at k and B at k+1.  Terms are formed as
-  // (w_k / w_peak) * S * e^{log w_peak - scale}: the binomial ratio recurrence (re-anchored with
-  // expl every 32 steps) and S from erfcl directly.  Where x_m >= 100, S is used in log form
-  // relative to a common factor C (below), exact for every size of x (no difference of two
-  // squares of size x^2).  One scale for both: A's peak term.
-  TailPair tail_pair(LogPmfMemo& lw, real v, real sigma) const {
+  // so each S is computed once and serves A at k and B at k+1.  Terms are formed in linear scale
+  // from recurrences (below); their logs are written relative to a common factor C, exact for every
+  // size of x (no difference of two squares of size x^2).  One scale for both: A's peak term.
+  // eps_direct: the eps of the threshold, for the term-by-term sum of delta where A and e^eps B
+  // nearly cancel (not needed for the tails alone).
+  TailPair tail_pair(LogPmfMemo& lw, real v, real sigma, real eps_direct = kNaN) const {
     const std::int64_t k0 = w_.mode(), N = w_.N();
     const real is2 = 1 / (sigma * sigma);
     const real vs = v * sigma;
@@ -666,7 +744,7 @@ class NoisyCountDirection {
     //    after ~1e4 steps); f_a, the term over its bounded m-factor, stays near [e^-120, 1].  Its step
     //    ratio is the pmf ratio times G's, which itself shrinks by exp(-1/sigma^2) per step (as in
     //    posterior_sums).
-    // f_a is re-anchored with expl every 32 steps.  Where h is unavailable (x >= 100 outside, x < 10
+    // f_a is re-anchored with expl at every multiple of kAnchorStride in k.  Where h is unavailable (x >= 100 outside, x < 10
     // inside the Mills regime) the term is formed from its log instead.
     const bool mills = x_ref >= 100;
     const real lw_peak = lw(peak), c0 = std::exp(lw_peak - scale);
@@ -695,8 +773,9 @@ class NoisyCountDirection {
     };
     const std::int64_t j_peak = peak - k0;
     const real h_peak_b = h_of(j_peak), h_peak_a = h_of(j_peak + 1);
-    struct Partial { CompensatedSum sa, sb, ta, tb; };
-    std::array<Partial, 2> part;   // the walks down (0) and up (1)
+    struct Partial { CompensatedSum sa, sb, ta, tb; std::int64_t end; };
+    std::array<Partial, 2> part{};   // the walks down (0) and up (1); end: the last k each reached
+    part[0].end = part[1].end = peak;
     const real term_peak_a = term(lw.side(1), peak, 1, h_peak_a, 1);
     const real term_peak_b = term(lw.side(1), peak, std::exp(log_g(-1)), h_peak_b, 0);
     part[1].sa.add(term_peak_a);
@@ -710,19 +789,17 @@ class NoisyCountDirection {
       real h_lo = h_peak_b, h_hi = h_peak_a;   // h(j), h(j+1) at the current k
       // f and the step ratios of G for B (index 0, d = j - m_ref) and A (index 1, d = j + 1 - m_ref)
       std::array<real, 2> f{std::exp(log_g(-1)), 1}, g{g_ratio(-1, dir), g_ratio(0, dir)};
-      int since_anchor = 0;
       for (std::int64_t k = peak, steps = 1; !(a_done && b_done); ++steps) {
         poll_cancel();
         const std::int64_t next = k + dir;
         if (next < 0 || next > N) break;
-        if (++since_anchor < 32) {
+        if (next % kAnchorStride != 0) {
           const real ratio = w_.ratio(k, dir);
           for (int a = 0; a < 2; ++a) {
             f[a] *= ratio * g[a];
             g[a] *= shrink;
           }
         } else {
-          since_anchor = 0;
           const real lrel = memo(next) - lw_peak;
           for (int a = 0; a < 2; ++a) {
             const std::int64_t d = next - k0 + a - m_ref;
@@ -732,7 +809,7 @@ class NoisyCountDirection {
         }
         if (dir > 0) { h_lo = h_hi; h_hi = h_of(next - k0 + 1); }
         else { h_hi = h_lo; h_lo = h_of(next - k0); }
-        k = next;
+        k = pt.end = next;
         const real term_a = a_done ? 0 : term(memo, k, f[1], h_hi, 1);
         const real term_b = b_done ? 0 : term(memo, k, f[0], h_lo, 0);
         pt.sa.add(term_a);
@@ -763,6 +840,49 @@ class NoisyCountDirection {
     out.rel_scale = scale;
     out.rel_scale_b = scale_b;
     out.log_c = log_c;
+    if (!std::isnan(eps_direct) && A.mantissa > 0 && B.mantissa > 0) {
+      // Cancellation.  A and B each carry a rounding of ~1e-18 relative, which A - e^eps B amplifies
+      // by A / delta: where that could exceed the double's resolution of log delta (or 1e-10 of
+      // delta), delta is summed term by term instead (docs/method.md, "Cancellation"):
+      //   delta = sum_k (A_k - e^eps B_k) = sum_k e^eps B_k expm1(r_j - eps),
+      //   r_j = log S(j+1) - log S(j) = log R(x_{j+1}) - log R(x_j) + v - (j + 1/2)/sigma^2,
+      // with the Mills-ratio step from log_mills_ratio (no difference of two large logs), so each
+      // term carries its own small rounding and the sum cancels only by the spread of r_j - eps
+      // over the terms.  Beyond the walked range |A_k - e^eps B_k| <= A_k + e^eps B_k, and the omitted
+      // A-mass is already in the upper bound.
+      const real log_ratio = eps_direct + (scale_b - scale) + std::log(B.mantissa) - std::log(A.mantissa);
+      const real amplification = log_ratio < 0 ? -1 / std::expm1(log_ratio) : kInf;
+      const real log_delta = log_ratio < 0 ? A.log_sum() + log1mexp(log_ratio) : 0;
+      if (amplification > 1e8L + 10 * std::fabs(log_delta)) {
+        const real rho = kRho + rounding_bound(scale);
+        struct Direct { CompensatedSum sum, err; };
+        std::array<Direct, 2> direct{};
+        auto direct_walk = [&](int dir) {
+          Direct& d = direct[dir > 0];
+          LogPmfMemoRange& memo = lw.side(dir);
+          const std::int64_t to = part[dir > 0].end;
+          for (std::int64_t k = dir > 0 ? peak + 1 : peak; dir > 0 ? k <= to : k >= to; k += dir) {
+            poll_cancel();
+            const real j = static_cast<real>(k - k0);
+            const real t = std::exp(log_term_in(memo, k, 0) - scale + eps_direct);   // e^eps B_k / e^scale
+            const real step_r = -log_mills_ratio(x_of(k - k0 + 1), 1 / sigma);
+            const real em = std::expm1(step_r + ((v - eps_direct) - (j + 0.5L) * is2));
+            d.sum.add(t * em);
+            // t to rho; r_j - eps to a few ulps of its parts
+            const real r_err = 1e-18L * (std::fabs(step_r) + std::fabs(v) + std::fabs(eps_direct) + std::fabs(j + 0.5L) * is2);
+            d.err.add(t * (std::fabs(em) * rho + (1 + std::fabs(em)) * r_err));
+          }
+        };
+        run_both(long_walk(peak, is2), [&] { direct_walk(-1); }, [&] { direct_walk(1); });
+        CompensatedSum sum = direct[1].sum, err = direct[1].err;
+        sum.merge(direct[0].sum);
+        err.merge(direct[0].err);
+        if (sum.value() > 0) {
+          out.log_delta_direct = A.scale + std::log(sum.value());
+          out.log_direct_err = A.scale + std::log(err.value() + 1e-19L * sum.value());
+        }
+      }
+    }
     return out;
   }
 

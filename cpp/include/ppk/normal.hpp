@@ -61,16 +61,40 @@ inline real log_mills(real y) {
   return log_mills_series(y) - std::log(y);
 }
 
+// log S(yb) - log S(ya) for yb = ya + d, ya >= 10, without subtracting two logs of numbers near 1
+// (each carries an absolute rounding of ~1e-19, more than the whole difference when d / ya^3 is
+// tiny): S(yb) - S(ya) = sum_m (-1)^m (2m-1)!! (rb^m - ra^m), r = 1/y^2, with
+//   rb^m - ra^m = (rb - ra) h_m,  h_m = sum_{i<m} rb^i ra^{m-1-i} (h_{m+1} = rb h_m + ra^m, all positive),
+//   rb - ra = -d (ya + yb) ra rb,
+// summed to the series' smallest term as mills_series does.
+inline real log_mills_series_step(real ya, real d) {
+  const real yb = ya + d, ra = 1 / (ya * ya), rb = 1 / (yb * yb);
+  real term = 1, sum = 1;          // the series at ya, for its truncation and its value
+  real h = 1, ra_pow = ra, coef = 1, diff = 0;   // h_1 = 1; coef = (-1)^m (2m-1)!!
+  for (int m = 1; m < 200; ++m) {
+    const real next = -term * (2 * m - 1) * ra;
+    if (std::fabs(next) >= std::fabs(term) || std::fabs(next) < 1e-22L * sum) break;
+    term = next;
+    sum += term;
+    coef *= -(2 * m - 1);
+    diff += coef * h;
+    h = rb * h + ra_pow;
+    ra_pow *= ra;
+  }
+  const real delta_r = -d * (ya + yb) * ra * rb;
+  return std::log1p(delta_r * diff / sum);
+}
+
 // log R(ya + d) - log R(ya) for d > 0 given on its own (not as a difference of two large y):
-// for ya >= 10 it is log S(yb) - log S(ya) - log1p(d / ya), exact where the two ratios agree
-// to far more digits than a long double holds (ya = 1e10, d = 1e-8).
+// for ya >= 10 it is log S(yb) - log S(ya) - log1p(d / ya) (log_mills_series_step), exact where
+// the two ratios agree to far more digits than a long double holds (ya = 1e10, d = 1e-8).
 // For ya < 10 and d max(1, ya) <= 1e-3 the two ratios also agree to more digits than a long double
 // holds; then R(yb)/R(ya) = (1 - P/sf(ya)) e^{d (ya + d/2)} with P = sf(ya) - sf(yb) the mass of
 // [ya, yb], taken from its Hermite series  P = phi(ya) sum_n (-1)^n He_n(ya) d^{n+1}/(n+1)!
 // (terms fall by ~ya d <= 1e-3; 12 terms leave < 1e-36 relative).
 inline real log_mills_ratio(real ya, real d) {
   const real yb = ya + d;
-  if (ya >= 10) return log_mills_series(yb) - log_mills_series(ya) - std::log1p(d / ya);
+  if (ya >= 10) return log_mills_series_step(ya, d) - std::log1p(d / ya);
   if (d * std::max<real>(1, std::fabs(ya)) > 1e-3L) return log_mills(yb) - log_mills(ya);
   real he_prev = 1, he = ya;            // He_0, He_1
   real power = d, factorial = 1, sum = d;
