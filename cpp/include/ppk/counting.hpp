@@ -615,7 +615,7 @@ class NoisyCountDirection {
     std::array<LogConcaveSum, 2> out;
     const std::array<LinearStop, 2> stop{LinearStop(top[0], scale[0]), LinearStop(top[1], scale[1])};
     const real lw_ref = lw(k_ref);
-    struct Partial { std::array<CompensatedSum, 2> s, sj, tail; };
+    struct Partial { std::array<BlockSum, 2> s, sj; std::array<CompensatedSum, 2> tail; };
     std::array<Partial, 2> part;   // the walks down (0) and up (1)
     for (int a = 0; a < 2; ++a) {
       out[a].peak = k_ref;
@@ -645,6 +645,8 @@ class NoisyCountDirection {
         for (int a = 0; a < 2; ++a) {
           if (done[a]) continue;
           if (anchor) {
+            pt.s[a].flush();   // blocks of at most kAnchorStride terms (BlockSum)
+            pt.sj[a].flush();
             e[a] = std::exp(log_term(a, k, lwk) - scale[a]);
             gauss[a] = std::exp(dir * slope[a] - (2 * d * dir + 1) * 0.5L * is2);   // to k + dir
           } else {
@@ -662,9 +664,9 @@ class NoisyCountDirection {
     };
     run_both(long_walk(k_ref, is2), [&] { walk(-1); }, [&] { walk(1); });
     for (int a = 0; a < 2; ++a) {
-      CompensatedSum s = part[1].s[a], sj = part[1].sj[a], tail = part[1].tail[a];
-      s.merge(part[0].s[a]);
-      sj.merge(part[0].sj[a]);
+      CompensatedSum s = part[1].s[a].flushed(), sj = part[1].sj[a].flushed(), tail = part[1].tail[a];
+      s.merge(part[0].s[a].flushed());
+      sj.merge(part[0].sj[a].flushed());
       tail.merge(part[0].tail[a]);
       out[a].mantissa = s.value();
       out[a].log_tail = tail.value() > 0 ? scale[a] + std::log(tail.value()) : -kInf;
@@ -773,7 +775,7 @@ class NoisyCountDirection {
     };
     const std::int64_t j_peak = peak - k0;
     const real h_peak_b = h_of(j_peak), h_peak_a = h_of(j_peak + 1);
-    struct Partial { CompensatedSum sa, sb, ta, tb; std::int64_t end; };
+    struct Partial { BlockSum sa, sb; CompensatedSum ta, tb; std::int64_t end; };
     std::array<Partial, 2> part{};   // the walks down (0) and up (1); end: the last k each reached
     part[0].end = part[1].end = peak;
     const real term_peak_a = term(lw.side(1), peak, 1, h_peak_a, 1);
@@ -800,6 +802,8 @@ class NoisyCountDirection {
             g[a] *= shrink;
           }
         } else {
+          pt.sa.flush();   // blocks of at most kAnchorStride terms (BlockSum)
+          pt.sb.flush();
           const real lrel = memo(next) - lw_peak;
           for (int a = 0; a < 2; ++a) {
             const std::int64_t d = next - k0 + a - m_ref;
@@ -823,9 +827,9 @@ class NoisyCountDirection {
       }
     };
     run_both(long_walk(peak, is2), [&] { walk(-1); }, [&] { walk(1); });
-    CompensatedSum sa = part[1].sa, sb = part[1].sb, ta = part[1].ta, tb = part[1].tb;
-    sa.merge(part[0].sa);
-    sb.merge(part[0].sb);
+    CompensatedSum sa = part[1].sa.flushed(), sb = part[1].sb.flushed(), ta = part[1].ta, tb = part[1].tb;
+    sa.merge(part[0].sa.flushed());
+    sb.merge(part[0].sb.flushed());
     ta.merge(part[0].ta);
     tb.merge(part[0].tb);
     TailPair out;

@@ -44,8 +44,8 @@ inline bool& inner_threads_allowed() {
 // f0() and f1() at once when `parallel` (f1 on a new thread that inherits the caller's cancel flag),
 // else one after the other.  Callers give each its own state, so results never depend on which way
 // it ran.  An exception from either is rethrown after both have ended.
-template <class F0, class F1>
-void run_both(bool parallel, F0&& f0, F1&& f1) {
+template <class FirstFn, class SecondFn>
+void run_both(bool parallel, FirstFn&& f0, SecondFn&& f1) {
   if (!parallel || !inner_threads_allowed() || std::thread::hardware_concurrency() < 2) {
     f0();
     f1();
