@@ -582,7 +582,10 @@ class NoisyCountDirection {
     const real m0 = static_cast<real>(s0.peak - k0) + s0.mean_offset;
     const real L = (v - (jr + 0.5L) * is2) + (shared ? std::log(s1.mantissa) - std::log(s0.mantissa)
                                                      : s1.log_sum() - s0.log_sum());
-    const real err = 2 * rounding_bound(scale) + 1e-18L * (std::fabs(v) + (std::fabs(jr) + 1) * is2);
+    // rounding, plus the mass the walks left out (below e^-50 of each sum's peak term)
+    auto omitted = [](const LogConcaveSum& sum) { return sum.mantissa > 0 ? std::exp(sum.log_tail - sum.log_sum()) : 0; };
+    const real err = 2 * rounding_bound(scale) + 1e-18L * (std::fabs(v) + (std::fabs(jr) + 1) * is2) +
+                     omitted(s0) + omitted(s1);
     // log of the P_0 density at o = k0 + v sigma^2: sum_k w_k phi_sigma(o - k), with the Gaussian
     // exponent -(v sigma - j/sigma)^2/2 written around j_r as for S'_0
     const real x_r = v * sigma - jr / sigma;

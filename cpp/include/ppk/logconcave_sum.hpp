@@ -8,9 +8,10 @@
 // peak the decrements d_k = t_{k+1} - t_k only grow in size, so once the last
 // decrement d < 0 is known the omitted remainder is at most
 // e^{t_k} e^d / (1 - e^d) (a geometric series).  We stop when that bound is below
-// e^{-72} (5e-32) of the peak term and report it, so callers can add it to an
-// upper bound.  Cost: the number of terms within ~72 nats of the peak, i.e.
-// O(spread of the terms), independent of N; memory O(1).
+// e^{-50} (2e-22, under the long double's rounding of the sum, 5e-20) of the peak term and
+// report it, so callers can add it to an upper bound or an error bound.  Cost: the number of
+// terms within ~50 nats of the peak (about 10.5 standard deviations each way for a Gaussian
+// shape), i.e. O(spread of the terms), independent of N; memory O(1).
 #pragma once
 
 #include <cstdint>
@@ -31,12 +32,13 @@ struct LogConcaveSum {
 
 // The stopping rule of every outward walk over a log-concave sequence: at log-term t,
 // with every later step falling by at least d < 0, the rest is at most
-// e^t e^d / (1 - e^d).  Once that is below e^-72 of the peak term `top` (and t is
-// already 40 nats down), add the bound (relative to `scale`) to `tail` and say stop.
+// e^t e^d / (1 - e^d).  Once that is below e^-50 of the peak term `top` (and t is
+// already 30 nats down), add the bound (relative to `scale`) to `tail` and say stop.
+constexpr real kStopBelowTop = 30, kOmitBelowTop = 50;
 inline bool remainder_negligible(real t, real d, real top, real scale, CompensatedSum& tail) {
-  if (!(t < top - 40 && d < 0)) return false;
+  if (!(t < top - kStopBelowTop && d < 0)) return false;
   const real log_bound = t + d - std::log(-std::expm1(d));
-  if (log_bound >= top - 72) return false;
+  if (log_bound >= top - kOmitBelowTop) return false;
   tail.add(std::exp(log_bound - scale));
   return true;
 }
@@ -51,7 +53,8 @@ inline bool remainder_negligible(real t, real d, real top, real scale, Compensat
 class LinearStop {
  public:
   LinearStop(real top, real scale)
-      : top_(top), scale_(scale), cut40_(std::exp(top - 40 - scale)), cut72_(std::exp(top - 72 - scale)) {}
+      : top_(top), scale_(scale), cut_down_(std::exp(top - kStopBelowTop - scale)),
+        cut_omit_(std::exp(top - kOmitBelowTop - scale)) {}
 
   bool operator()(real e, real e8, CompensatedSum& tail) const {
     if (!(e8 > 0)) return false;   // rising from below the range
@@ -59,12 +62,12 @@ class LinearStop {
       tail.add(8 * std::numeric_limits<real>::denorm_min());
       return true;
     }
-    if (!(e < cut40_ && e < e8 && 8 * e < cut72_ * (1 - e / e8))) return false;
+    if (!(e < cut_down_ && e < e8 && 8 * e < cut_omit_ * (1 - e / e8))) return false;
     return remainder_negligible(scale_ + std::log(e), (std::log(e) - std::log(e8)) / 8, top_, scale_, tail);
   }
 
  private:
-  real top_, scale_, cut40_, cut72_;
+  real top_, scale_, cut_down_, cut_omit_;
 };
 
 // argmax of a log-concave sequence on [kmin, kmax] from its increments step(k) = t_{k+1} - t_k
