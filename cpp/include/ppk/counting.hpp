@@ -329,8 +329,10 @@ class NoisyCountDirection {
       real in_lo = v, in_hi = v;   // the outermost points found uncertified on each side
       bool both = false;
       const real side_width = certified ? vb - va : kInf;   // no use widening past the side bracket
+      LossMoments lm;
+      const LossEval center = loss(v, sigma, lw, &lm);   // one walk serves every narrow h (loss_pair)
       for (int it = 0; it < 80 && 2 * h < side_width; ++it, h *= 4) {
-        const LossEval l = loss(v - h, sigma, lw), u = loss(v + h, sigma, lw);
+        const auto [l, u] = loss_pair(v, h, sigma, lw, center, lm);
         const bool lo_ok = l.L < eps - l.err, hi_ok = u.L > eps + u.err;
         if (lo_ok && hi_ok) {
           both = true;
@@ -556,7 +558,12 @@ class NoisyCountDirection {
   //   L = v - (j_r + 1/2)/sigma^2 + log S'_1 - log S'_0
   // and no exponent is a difference of two numbers of size v j (1e13 at N = 1e10).  The sums share
   // one scale (then L comes from the mantissas) unless S'_1 would underflow against it.
-  LossEval loss(real v, real sigma, LogPmfMemo& lw) const {
+  // What loss_pair needs from an evaluation at v to evaluate the loss at v +- h without a walk.
+  struct LossMoments {
+    std::array<real, 2> mu1{}, mu2{}, mu3{};   // moments of d = k - p0 under S'_0, S'_1
+    real d_max = 0, jr = 0, x_r = 0;
+  };
+  LossEval loss(real v, real sigma, LogPmfMemo& lw, LossMoments* lm = nullptr) const {
     const std::int64_t k0 = w_.mode(), N = w_.N();
     const real is2 = 1 / (sigma * sigma);
     auto increment = [&](int shift) {   // t_{k+1} - t_k, exact: no term of size v j is formed
@@ -575,8 +582,9 @@ class NoisyCountDirection {
     const real top1 = term(slope1, p1), top0 = term(slope0, p0);
     const real scale = std::max(top1, top0);
     const bool shared = std::fabs(top1 - top0) < 5000;
+    Moments mom;
     const auto sums = posterior_sums(lw, {slope0, slope1}, is2, p0, {top0, top1},
-                                     {shared ? scale : top0, shared ? scale : top1});
+                                     {shared ? scale : top0, shared ? scale : top1}, lm != nullptr ? &mom : nullptr);
     const LogConcaveSum &s0 = sums[0], &s1 = sums[1];
     const real m1 = static_cast<real>(s1.peak - k0) + s1.mean_offset;
     const real m0 = static_cast<real>(s0.peak - k0) + s0.mean_offset;
@@ -590,7 +598,44 @@ class NoisyCountDirection {
     // exponent -(v sigma - j/sigma)^2/2 written around j_r as for S'_0
     const real x_r = v * sigma - jr / sigma;
     const real log_p0 = s0.log_sum() - 0.5L * x_r * x_r - std::log(sigma) - kLnSqrt2Pi;
+    if (lm != nullptr) {
+      *lm = LossMoments{{s0.mean_offset, s1.mean_offset}, mom.mu2, mom.mu3, mom.d_max, jr, x_r};
+    }
     return {L, 1 + m1 - m0, log_p0, m0, err};
+  }
+
+  // The loss at v - h and v + h.  Moving v by s h multiplies each posterior term by e^{s h d}
+  // (d = k - p0, same reference and scale), so with the moments mu_n of d under each sum
+  //   S_a(v + s h) / S_a(v) = 1 + X_a,  X_a = s h mu1 + h^2/2 mu2 + s h^3/6 mu3,
+  // up to (h d_max)^4 / 24 e^{h d_max}, and
+  //   L(v + s h) = L(v) + s h + log1p(X_1) - log1p(X_0),
+  //   log p_0(v + s h) = log p_0(v) + log1p(X_0) - s h sigma x_r - (h sigma)^2 / 2.
+  // One walk (at v) instead of two while h d_max <= 1e-5 (the remainder is then below 5e-22,
+  // added to err); otherwise two evaluations.
+  std::pair<LossEval, LossEval> loss_pair(real v, real h, real sigma, LogPmfMemo& lw,
+                                          const LossEval& center, const LossMoments& lm) const {
+    const real hd = h * lm.d_max;
+    if (!(hd <= 1e-5L)) return {loss(v - h, sigma, lw), loss(v + h, sigma, lw)};
+    const std::int64_t k0 = w_.mode();
+    const real remainder = hd * hd * hd * hd / 24 * std::exp(hd);
+    auto at = [&](int sgn) {
+      const real sh = sgn * h;
+      std::array<real, 2> x, mean;
+      for (int a = 0; a < 2; ++a) {
+        x[a] = sh * lm.mu1[a] + 0.5L * h * h * lm.mu2[a] + sh * h * h / 6 * lm.mu3[a];
+        mean[a] = (lm.mu1[a] + sh * lm.mu2[a] + 0.5L * h * h * lm.mu3[a]) / (1 + x[a]);
+      }
+      const real p0 = static_cast<real>(k0) + lm.jr;   // the reference k, as a real
+      const real m0 = p0 - static_cast<real>(k0) + mean[0], m1 = p0 - static_cast<real>(k0) + mean[1];
+      LossEval e;
+      e.L = center.L + sh + std::log1p(x[1]) - std::log1p(x[0]);
+      e.dL = 1 + m1 - m0;
+      e.log_p0 = center.log_p0 + std::log1p(x[0]) - sh * sigma * lm.x_r - 0.5L * (h * sigma) * (h * sigma);
+      e.mean0 = m0;
+      e.err = center.err + 4 * remainder + 1e-18L * (std::fabs(sh) + std::fabs(x[0]) + std::fabs(x[1]));
+      return e;
+    };
+    return {at(-1), at(1)};
   }
 
   // The posterior sums of the loss, S_a = sum_k exp(t_a(k) - scale_a) with
@@ -605,9 +650,12 @@ class NoisyCountDirection {
   // the accumulated rounding below ~1e-17 relative.  The stopping rule is checked every 8 terms with
   // the mean decrement of those 8 (by log-concavity no later step falls by less), on the linear
   // terms (LinearStop).
+  // With `moments`, also the second and third moments of the offset d = k - k_ref under each sum
+  // (relative to its mantissa) and the largest |d| walked: loss_pair's expansion in v.
+  struct Moments { std::array<real, 2> mu2{}, mu3{}; real d_max = 0; };
   std::array<LogConcaveSum, 2> posterior_sums(LogPmfMemo& lw, const std::array<real, 2>& slope, real is2,
                                               std::int64_t k_ref, const std::array<real, 2>& top,
-                                              const std::array<real, 2>& scale) const {
+                                              const std::array<real, 2>& scale, Moments* moments = nullptr) const {
     const std::int64_t N = w_.N();
     const bool recur = is2 <= 1;
     const real shrink = std::exp(-is2);
@@ -618,8 +666,9 @@ class NoisyCountDirection {
     std::array<LogConcaveSum, 2> out;
     const std::array<LinearStop, 2> stop{LinearStop(top[0], scale[0]), LinearStop(top[1], scale[1])};
     const real lw_ref = lw(k_ref);
-    struct Partial { std::array<BlockSum, 2> s, sj; std::array<CompensatedSum, 2> tail; };
-    std::array<Partial, 2> part;   // the walks down (0) and up (1)
+    struct Partial { std::array<BlockSum, 2> s, sj, sj2, sj3; std::array<CompensatedSum, 2> tail; std::int64_t end; };
+    std::array<Partial, 2> part{};   // the walks down (0) and up (1); end: the last k each reached
+    part[0].end = part[1].end = k_ref;
     for (int a = 0; a < 2; ++a) {
       out[a].peak = k_ref;
       out[a].scale = scale[a];
@@ -650,6 +699,8 @@ class NoisyCountDirection {
           if (anchor) {
             pt.s[a].flush();   // blocks of at most kAnchorStride terms (BlockSum)
             pt.sj[a].flush();
+            pt.sj2[a].flush();
+            pt.sj3[a].flush();
             e[a] = std::exp(log_term(a, k, lwk) - scale[a]);
             gauss[a] = std::exp(dir * slope[a] - (2 * d * dir + 1) * 0.5L * is2);   // to k + dir
           } else {
@@ -658,6 +709,11 @@ class NoisyCountDirection {
           }
           pt.s[a].add(e[a]);
           pt.sj[a].add(d * e[a]);
+          if (moments != nullptr) {
+            pt.sj2[a].add(d * d * e[a]);
+            pt.sj3[a].add(d * d * d * e[a]);
+          }
+          pt.end = k;
           if (check) {
             done[a] = stop[a](e[a], prev[a], pt.tail[a]);
             prev[a] = e[a];
@@ -674,7 +730,16 @@ class NoisyCountDirection {
       out[a].mantissa = s.value();
       out[a].log_tail = tail.value() > 0 ? scale[a] + std::log(tail.value()) : -kInf;
       out[a].mean_offset = sj.value() / s.value();
+      if (moments != nullptr) {
+        CompensatedSum sj2 = part[1].sj2[a].flushed(), sj3 = part[1].sj3[a].flushed();
+        sj2.merge(part[0].sj2[a].flushed());
+        sj3.merge(part[0].sj3[a].flushed());
+        moments->mu2[a] = sj2.value() / s.value();
+        moments->mu3[a] = sj3.value() / s.value();
+      }
     }
+    if (moments != nullptr)
+      moments->d_max = static_cast<real>(std::max(k_ref - part[0].end, part[1].end - k_ref));
     return out;
   }
 
