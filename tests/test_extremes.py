@@ -65,7 +65,9 @@ def test_delta_is_non_increasing_in_sigma(N, p, eps, sigmas):
                                                  # A and e^eps B agree to 1e-12 here: delta is summed term by
                                                  # term (docs/method.md, "Cancellation"); the bound was 2.4e-4
                                                  # above delta when it carried rho (A + e^eps B)
-                                                 (10, 0.5, 1e8, 1e-4, 1e-7)])
+                                                 (10, 0.5, 1e8, 1e-4, 1e-7),
+                                                 # x ~ 100 at the threshold: tails from Mills ratios (was 1.4e-8 off)
+                                                 (1, 0.5, 1e6, 1e-4, 1e-7), (30, 0.3, 1e6, 1e-4, 1e-7)])
 def test_huge_sigma_matches_the_oracle(N, p, sigma, eps, slack):
     want = float(oracle.log_delta(N, p, sigma, eps))
     q = query(N, p, sigma)

@@ -149,7 +149,7 @@ struct TailPair {
   LogConcaveSum A, B;   // A = P(O_1 > o), B = P(O_0 > o), on one scale (C included)
   real rel_scale = 0;   // A's peak log-term relative to C
   real rel_scale_b = 0; // B's scale relative to C (= rel_scale unless B is far below A)
-  real log_c = 0;       // log C = -x_ref^2 / 2 at A's peak term when x_ref >= 100, else 0
+  real log_c = 0;       // log C = -x_ref^2 / 2 at A's peak term when x_ref >= kMillsFrom (30), else 0
   // where A and e^eps B nearly cancel: log(A - e^eps B) summed term by term, and the log of its
   // rounding bound (NaN and -inf otherwise; tail_pair)
   real log_delta_direct = kNaN, log_direct_err = -kInf;
@@ -374,7 +374,11 @@ class NoisyCountDirection {
     real bound = log_add_exp(r.log_delta, second_order);
     real rho = t.rho(), c_err = t.log_c_err(), bound_tail = A.log_tail;
     bool first = false;
-    if (!good_enough(second_order)) {   // loose: try the first-order bound (two more tail walks)
+    // The first-order bound exceeds H(o*) by about width * e^eps p_0, the second-order one by
+    // width * e^eps p_0 expm1(Delta_L): only where the loss moves by more than ~0.1 across the bracket
+    // (a staircase at small sigma) can the first order win, and only then are its two walks spent.
+    const real bracket_delta_l = std::max(eps - el.L + el.err, eh.L + eh.err - eps);
+    if (!good_enough(second_order) && bracket_delta_l > 0.1L) {   // loose: try the first-order bound
       const TailPair lo_pair = tail_pair(lw, va, sigma), hi_pair = tail_pair(lw, vb, sigma);
       const real la = lo_pair.A.log_sum(), lbh = eps + hi_pair.B.log_sum();
       const real first_order = lbh < la ? log_sub_exp(la, lbh) : la;
@@ -770,7 +774,8 @@ class NoisyCountDirection {
     //   log S(m) - log C_ref = log Mills(x_m) - log sqrt(2 pi) + x_ref d / sigma - d^2 / (2 sigma^2),  d = m - m_ref
     // (the exact expansion of -x_m^2/2 around x_ref).  The peak is found with m_ref = 0; then m_ref is
     // moved to the peak, so every per-term log is small and rounds to a few ulps of its own size.
-    // C_ref is used only where the tails are in the Mills regime at the reference (x_ref >= 100);
+    // C_ref is used only where the tails are in the Mills regime at the reference (x_ref >= 30 once the
+    // peak is known, so that the walk below forms its terms from Mills ratios; 100 for the peak search);
     // elsewhere log C = 0, so that log sf(x), a number of size <= ~x^2/2, is not absorbed into a
     // large reference (at sigma = 1e100 a reference of -x_ref^2/2 ~ -1e166 would swallow every
     // increment of the walk and its stopping rule would never fire).
@@ -780,7 +785,7 @@ class NoisyCountDirection {
       const real x = x_of(m);
       if (x < 100) return log_sf(x) - log_c;
       const real d = static_cast<real>(m - m_ref);
-      const real ref = x_ref >= 100 ? 0 : -0.5L * x_ref * x_ref - log_c;   // log C_ref - log C
+      const real ref = log_c != 0 ? 0 : -0.5L * x_ref * x_ref;   // log C_ref - log C
       return log_mills(x) - kLnSqrt2Pi + ref + d * (x_ref / sigma - 0.5L * d * is2);
     };
     auto log_term_in = [&](LogPmfMemoRange& memo, std::int64_t k, int shift) { return memo(k) + log_s_rel(k - k0 + shift); };
@@ -799,7 +804,8 @@ class NoisyCountDirection {
     const std::int64_t peak = peak_of(1);
     m_ref = peak - k0 + 1;
     x_ref = x_of(m_ref);
-    log_c = x_ref >= 100 ? -0.5L * x_ref * x_ref : 0;
+    constexpr real kMillsFrom = 30;   // below, erfcl is as cheap as the Mills series
+    log_c = x_ref >= kMillsFrom ? -0.5L * x_ref * x_ref : 0;
     const real scale = log_term(peak, 1), top_b = log_term(peak_of(0), 0);
     // B <= A; B shares A's scale unless it would underflow there (e^eps B/A can still matter)
     const bool b_own = top_b < scale - 5000;
@@ -807,16 +813,16 @@ class NoisyCountDirection {
     // Terms in linear scale, each a product of a k-factor f_a(k), an m-factor h(m) (m = j + shift,
     // shift 1 for A, 0 for B) and c0 = w_peak C / e^scale:
     //  * outside the Mills regime (C = 1): f_a = w_k / w_peak by the exact pmf ratio, h = S(m) from erfcl;
-    //  * in it (x_ref >= 100): S(m) / C = R(x_m) / sqrt(2 pi) * G(m - m_ref) with
+    //  * in it (x_ref >= kMillsFrom): S(m) / C = R(x_m) / sqrt(2 pi) * G(m - m_ref) with
     //    G(d) = exp(d (x_ref / sigma - d / (2 sigma^2))) (the exact expansion of -x_m^2/2 around x_ref)
     //    and R the Mills ratio from its series, so f_a = (w_k / w_peak) G(j + shift - m_ref) and
     //    h = R / sqrt(2 pi).  G alone leaves the long-double range on long walks (at x_ref / sigma ~ 1
-    //    after ~1e4 steps); f_a, the term over its bounded m-factor, stays near [e^-120, 1].  Its step
+    //    after ~1e4 steps); f_a, the term over its bounded m-factor, stays within ~e^-60 of 1.  Its step
     //    ratio is the pmf ratio times G's, which itself shrinks by exp(-1/sigma^2) per step (as in
     //    posterior_sums).
     // f_a is re-anchored with expl at every multiple of kAnchorStride in k.  Where h is unavailable (x >= 100 outside, x < 10
     // inside the Mills regime) the term is formed from its log instead.
-    const bool mills = x_ref >= 100;
+    const bool mills = log_c != 0;
     const real lw_peak = lw(peak), c0 = std::exp(lw_peak - scale);
     const real a_ref = x_ref / sigma, shrink = mills ? std::exp(-is2) : 1, inv_sqrt_2pi = std::exp(-kLnSqrt2Pi);
     auto h_of = [&](std::int64_t m) -> real {   // -1 marks "use logs"
@@ -851,8 +857,22 @@ class NoisyCountDirection {
     part[1].sa.add(term_peak_a);
     part[1].sb.add(term_peak_b);
     const LinearStop stop_a(scale, scale), stop_b(top_b, scale_b);
-    auto walk = [&](int dir) {
-      Partial& pt = part[dir > 0];
+    // The term-by-term sum of delta where A and e^eps B cancel (below): D_k = e^eps B_k expm1(r_j - eps),
+    // relative to e^scale, with its rounding bound.
+    struct Direct { CompensatedSum sum, err; };
+    const real rho_direct = kRho + rounding_bound(scale);
+    const real factor_b = std::exp((b_own ? scale_b - scale : 0) + (std::isnan(eps_direct) ? 0 : eps_direct));
+    auto direct_add = [&](Direct& d, std::int64_t k, real term_b) {
+      const real j = static_cast<real>(k - k0);
+      const real t = term_b * factor_b;
+      const real step_r = -log_mills_ratio(x_of(k - k0 + 1), 1 / sigma);
+      const real em = std::expm1(step_r + ((v - eps_direct) - (j + 0.5L) * is2));
+      d.sum.add(t * em);
+      // t to rho; r_j - eps to a few ulps of its parts
+      const real r_err = 1e-18L * (std::fabs(step_r) + std::fabs(v) + std::fabs(eps_direct) + std::fabs(j + 0.5L) * is2);
+      d.err.add(t * (std::fabs(em) * rho_direct + (1 + std::fabs(em)) * r_err));
+    };
+    auto walk = [&](int dir, Partial& pt, Direct* direct) {
       LogPmfMemoRange& memo = lw.side(dir);
       bool a_done = false, b_done = false;
       real prev_a = term_peak_a, prev_b = term_peak_b;   // the terms at the last check
@@ -886,6 +906,7 @@ class NoisyCountDirection {
         const real term_b = b_done ? 0 : term(memo, k, f[0], h_lo, 0);
         pt.sa.add(term_a);
         pt.sb.add(term_b);
+        if (direct != nullptr) direct_add(*direct, k, b_done ? term(memo, k, f[0], h_lo, 0) : term_b);
         if (steps % 8 == 0) {   // by log-concavity each later step falls by >= the mean of the last 8
           if (!a_done) a_done = stop_a(term_a, prev_a, pt.ta);
           if (!b_done) b_done = stop_b(term_b, prev_b, pt.tb);
@@ -894,7 +915,7 @@ class NoisyCountDirection {
         }
       }
     };
-    run_both(long_walk(peak, is2), [&] { walk(-1); }, [&] { walk(1); });
+    run_both(long_walk(peak, is2), [&] { walk(-1, part[0], nullptr); }, [&] { walk(1, part[1], nullptr); });
     CompensatedSum sa = part[1].sa.flushed(), sb = part[1].sb.flushed(), ta = part[1].ta, tb = part[1].tb;
     sa.merge(part[0].sa.flushed());
     sb.merge(part[0].sb.flushed());
@@ -920,32 +941,17 @@ class NoisyCountDirection {
       //   r_j = log S(j+1) - log S(j) = log R(x_{j+1}) - log R(x_j) + v - (j + 1/2)/sigma^2,
       // with the Mills-ratio step from log_mills_ratio (no difference of two large logs), so each
       // term carries its own small rounding and the sum cancels only by the spread of r_j - eps
-      // over the terms.  Beyond the walked range |A_k - e^eps B_k| <= A_k + e^eps B_k, and the omitted
-      // A-mass is already in the upper bound.
+      // over the terms.  The walk covers the k where either tail's terms count; beyond,
+      // |A_k - e^eps B_k| <= A_k + e^eps B_k, and the omitted A-mass is already in the upper bound.
       const real log_ratio = eps_direct + (scale_b - scale) + std::log(B.mantissa) - std::log(A.mantissa);
       const real amplification = log_ratio < 0 ? -1 / std::expm1(log_ratio) : kInf;
       const real log_delta = log_ratio < 0 ? A.log_sum() + log1mexp(log_ratio) : 0;
       if (amplification > 1e8L + 10 * std::fabs(log_delta)) {
-        const real rho = kRho + rounding_bound(scale);
-        struct Direct { CompensatedSum sum, err; };
+        // the same walks again (they stop at the same k), now summing D_k
+        std::array<Partial, 2> again{};
         std::array<Direct, 2> direct{};
-        auto direct_walk = [&](int dir) {
-          Direct& d = direct[dir > 0];
-          LogPmfMemoRange& memo = lw.side(dir);
-          const std::int64_t to = part[dir > 0].end;
-          for (std::int64_t k = dir > 0 ? peak + 1 : peak; dir > 0 ? k <= to : k >= to; k += dir) {
-            poll_cancel();
-            const real j = static_cast<real>(k - k0);
-            const real t = std::exp(log_term_in(memo, k, 0) - scale + eps_direct);   // e^eps B_k / e^scale
-            const real step_r = -log_mills_ratio(x_of(k - k0 + 1), 1 / sigma);
-            const real em = std::expm1(step_r + ((v - eps_direct) - (j + 0.5L) * is2));
-            d.sum.add(t * em);
-            // t to rho; r_j - eps to a few ulps of its parts
-            const real r_err = 1e-18L * (std::fabs(step_r) + std::fabs(v) + std::fabs(eps_direct) + std::fabs(j + 0.5L) * is2);
-            d.err.add(t * (std::fabs(em) * rho + (1 + std::fabs(em)) * r_err));
-          }
-        };
-        run_both(long_walk(peak, is2), [&] { direct_walk(-1); }, [&] { direct_walk(1); });
+        direct_add(direct[1], peak, term_peak_b);
+        run_both(long_walk(peak, is2), [&] { walk(-1, again[0], &direct[0]); }, [&] { walk(1, again[1], &direct[1]); });
         CompensatedSum sum = direct[1].sum, err = direct[1].err;
         sum.merge(direct[0].sum);
         err.merge(direct[0].err);
