@@ -64,3 +64,18 @@ class DenseCurve:
         # a thousand of the same points one call at a time (x100 for the same 1e5 values)
         for e in self.eps[::100]:
             self.q.delta(float(e))
+
+
+class DeltaAcrossSigma:
+    """One delta at N = 1e7 for noise from a few counts to far above the natural noise (sd 1581):
+    the cost the main job's sweep pays per point (issue target: under 5 ms for every sigma).  The
+    full-support numpy reference is in DeltaAtN (sigma = 300); at these sizes it takes seconds."""
+    params = ([3.0, 300.0, 2000.0, 20000.0], [0.1, 1.0])
+    param_names = ["sigma", "eps"]
+
+    def setup(self, sigma, eps):
+        self.q = ppk.CountingQuery(n=10**7 + 1, known=0, p=0.5, sigma=sigma)
+        self.q.delta(eps)
+
+    def time_ppk_delta(self, sigma, eps):
+        self.q.delta(eps)

@@ -620,7 +620,6 @@ class NoisyCountDirection {
                                           const LossEval& center, const LossMoments& lm) const {
     const real hd = h * lm.d_max;
     if (!(hd <= 1e-5L)) return {loss(v - h, sigma, lw), loss(v + h, sigma, lw)};
-    const std::int64_t k0 = w_.mode();
     const real remainder = hd * hd * hd * hd / 24 * std::exp(hd);
     auto at = [&](int sgn) {
       const real sh = sgn * h;
@@ -629,8 +628,7 @@ class NoisyCountDirection {
         x[a] = sh * lm.mu1[a] + 0.5L * h * h * lm.mu2[a] + sh * h * h / 6 * lm.mu3[a];
         mean[a] = (lm.mu1[a] + sh * lm.mu2[a] + 0.5L * h * h * lm.mu3[a]) / (1 + x[a]);
       }
-      const real p0 = static_cast<real>(k0) + lm.jr;   // the reference k, as a real
-      const real m0 = p0 - static_cast<real>(k0) + mean[0], m1 = p0 - static_cast<real>(k0) + mean[1];
+      const real m0 = lm.jr + mean[0], m1 = lm.jr + mean[1];   // E_a[j], j relative to the mode
       LossEval e;
       e.L = center.L + sh + std::log1p(x[1]) - std::log1p(x[0]);
       e.dL = 1 + m1 - m0;
@@ -748,14 +746,14 @@ class NoisyCountDirection {
   }
 
   // Whether an outward walk from k is worth a second thread for its other direction: each way it
-  // covers ~12 standard deviations of its terms, whose log-curvature is about the pmf's,
-  // N / (k (N - k)), plus the Gaussian's, 1/sigma^2.  From ~4,000 steps (~0.25 ms) on, starting a
-  // thread (~0.03 ms) pays.
+  // covers ~10.5 standard deviations of its terms (LinearStop's cut), whose log-curvature is about
+  // the pmf's, N / (k (N - k)), plus the Gaussian's, 1/sigma^2.  From ~4,000 steps (~0.25 ms) on,
+  // starting a thread (~0.05 ms) pays.
   bool long_walk(std::int64_t k, real is2) const {
     const real n = static_cast<real>(w_.N());
     const real kk = std::min(std::max<real>(static_cast<real>(k), 1), std::max<real>(n - 1, 1));
     const real curvature = n / (kk * std::max<real>(n - kk, 1)) + is2;
-    return 144 / curvature >= 4096.0L * 4096.0L;
+    return 110 / curvature >= 4096.0L * 4096.0L;
   }
 
   // The two tails at the threshold o = k0 + v sigma^2, in one outward walk:
@@ -820,8 +818,8 @@ class NoisyCountDirection {
     //    after ~1e4 steps); f_a, the term over its bounded m-factor, stays within ~e^-60 of 1.  Its step
     //    ratio is the pmf ratio times G's, which itself shrinks by exp(-1/sigma^2) per step (as in
     //    posterior_sums).
-    // f_a is re-anchored with expl at every multiple of kAnchorStride in k.  Where h is unavailable (x >= 100 outside, x < 10
-    // inside the Mills regime) the term is formed from its log instead.
+    // f_a is re-anchored with expl at every multiple of kAnchorStride in k.  Where h is unavailable
+    // (x >= 100 outside, x < 10 inside the Mills regime) the term is formed from its log instead.
     const bool mills = log_c != 0;
     const real lw_peak = lw(peak), c0 = std::exp(lw_peak - scale);
     const real a_ref = x_ref / sigma, shrink = mills ? std::exp(-is2) : 1, inv_sqrt_2pi = std::exp(-kLnSqrt2Pi);

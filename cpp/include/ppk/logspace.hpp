@@ -74,7 +74,6 @@ struct BlockSum {
     total.add(block);
     block = 0;
   }
-  real value() const { return total.value() + block; }
   CompensatedSum flushed() const {
     CompensatedSum t = total;
     t.add(block);
