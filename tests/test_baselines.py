@@ -56,6 +56,22 @@ def test_analytic_sigma_is_exact_and_rounded_up(eps, delta, sens):
     assert at <= math.log(delta) < below
 
 
+@pytest.mark.parametrize("sigma,delta,sens", [(3.0, 1e-6, 1.0), (0.5, 1e-9, 2.5), (1e4, 1e-300, 1.0), (1e-3, 0.3, 1.0)])
+def test_analytic_epsilon_is_exact_and_rounded_up(sigma, delta, sens):
+    e = bl.analytic_gaussian_epsilon(sigma=sigma, delta=delta, sensitivity=sens)
+    at = float(oracle.gaussian_log_delta(sigma, e, sens))
+    below = float(oracle.gaussian_log_delta(sigma, e * (1 - 1e-9), sens))
+    assert at <= math.log(delta) < below
+    # the converse calibration gives sigma back
+    assert bl.analytic_gaussian_sigma(eps=e, delta=delta, sensitivity=sens) == pytest.approx(sigma, rel=1e-9)
+
+
+def test_analytic_epsilon_ends():
+    assert bl.analytic_gaussian_epsilon(sigma=0.0, delta=0.5) == math.inf      # the exact answer: delta = 1
+    assert bl.analytic_gaussian_epsilon(sigma=1e-200, delta=0.5) == math.inf   # eps beyond the float range
+    assert bl.analytic_gaussian_epsilon(sigma=1e6, delta=1e-3) == 0.0          # delta(0) ~ 4e-7 already
+
+
 def test_analytic_delta_matches_oracle_and_vectorises():
     eps = np.array([0.0, 0.1, 1.0, 10.0])
     got = bl.analytic_gaussian_log_delta(sigma=3.0, eps=eps, sensitivity=1.0)
@@ -85,6 +101,10 @@ def test_laplace_scale():
     (lambda: bl.analytic_gaussian_sigma(eps=0.1, delta=1e-6, sensitivity=-1), "sensitivity"),
     (lambda: bl.analytic_gaussian_delta(sigma=-1.0, eps=0.1), "sigma"),
     (lambda: bl.laplace_scale(eps=float("nan")), "eps"),
+    (lambda: bl.analytic_gaussian_epsilon(sigma=-1.0, delta=1e-6), "sigma"),
+    (lambda: bl.analytic_gaussian_epsilon(sigma=1.0, delta=0.0), "delta"),
+    (lambda: bl.analytic_gaussian_epsilon(sigma=1.0, delta=1e-6, sensitivity=0.0), "sensitivity"),
+    (lambda: bl.analytic_gaussian_epsilon(sigma=1.0, delta=1e-6, rtol=float("nan")), "rtol"),
 ])
 def test_bad_input(call, word):
     with pytest.raises(ValueError, match=word):

@@ -142,6 +142,18 @@ def test_epsilon_inverts_the_curve_and_rounds_up():
     assert tiny.epsilon(0.5**4 / 2) == math.inf
 
 
+@pytest.mark.parametrize("n,known,p,sigma,target", [
+    (10**12, 5 * 10**11, 0.5, 3.0, 1e-9),   # the Gaussian start is within 1e-10: four evaluations
+    (100, 0, 0.1, 1.0, 1e-5),               # the start is 40% low: the bracket grows from it
+    (1000, 500, 0.5, 0.0, 1e-3),            # noiseless
+    (10**9, 0, 1e-6, 2.0, 1e-9),            # one expected 1 among the unknown rows
+])
+def test_epsilon_from_the_gaussian_start_is_certified_and_tight(n, known, p, sigma, target):
+    q = ppk.CountingQuery(n=n, known=known, p=p, sigma=sigma)
+    eps = q.epsilon(target)
+    assert q.delta_upper(eps) <= target < q.delta_upper(eps * (1 - 1e-11))
+
+
 # ---------------------------------------------------------------- properties
 ns = st.integers(min_value=0, max_value=3000)
 ps = st.floats(min_value=0.01, max_value=0.99)

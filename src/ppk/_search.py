@@ -84,6 +84,43 @@ def smallest_feasible(f: Callable[[float], float], lo: float, hi: float, *, f_lo
     return SearchResult(x=hi, lower=lo, evaluations=evaluations)
 
 
+def smallest_feasible_near(f: Callable[[float], float], guess: float, step: float, *, upper: float,
+                           rtol: float) -> SearchResult | None:
+    """:func:`smallest_feasible` on ``[0, upper]``, bracketed outwards from a good ``guess``.
+
+    Where a model predicts the answer well (an eps from the Gaussian approximation at large N), the
+    bracket found by steps of ``step``, ``4 step``, ``16 step``, ... from the guess -- up while
+    ``f > 0``, down while ``f <= 0`` -- is a few ``step`` wide, and the search ends after a handful of
+    evaluations instead of halving its way in from the ends of the domain.  0 is the last point tried
+    on the way down (returned when ``f(0) <= 0``); ``None`` when ``f(upper) > 0``: nothing is feasible.
+    """
+    x = min(max(guess, 0.0), upper)
+    step = max(step, 4.0 * rtol * x, 1e-300)
+    fx, evaluations = f(x), 1
+    if fx > 0:
+        lo, f_lo = x, fx
+        while True:
+            if lo >= upper:
+                return None
+            hi = min(lo + step, upper)
+            f_hi, evaluations = f(hi), evaluations + 1
+            if f_hi <= 0:
+                break
+            lo, f_lo, step = hi, f_hi, 4.0 * step
+    else:
+        hi, f_hi = x, fx
+        while True:
+            if hi <= 0.0:
+                return SearchResult(x=0.0, lower=0.0, evaluations=evaluations)
+            lo = max(hi - step, 0.0)
+            f_lo, evaluations = f(lo), evaluations + 1
+            if f_lo > 0:
+                break
+            hi, f_hi, step = lo, f_lo, 4.0 * step
+    found = smallest_feasible(f, lo, hi, f_lo=f_lo, f_hi=f_hi, rtol=rtol)
+    return SearchResult(x=found.x, lower=found.lower, evaluations=found.evaluations + evaluations)
+
+
 def smallest_feasible_scale(excess: Callable[[float], float], hi: float, *, f_zero: float,
                             width: Callable[[float], float], grow: float) -> SearchResult:
     """The smallest noise scale s > 0 with ``excess(s) <= 0`` (``excess`` non-increasing in s,

@@ -6,7 +6,8 @@ use ``sensitivity=1`` and read sigma in counts.  Why the thesis's formulas are c
 ``docs/decisions.md``, "DP baselines".
 
 * :func:`analytic_gaussian_sigma` -- Balle & Wang (2018): the exact smallest
-  sigma, valid for every eps > 0.  The right baseline.
+  sigma, valid for every eps > 0.  The right baseline.  :func:`analytic_gaussian_epsilon`
+  answers the converse question (the smallest eps at a given sigma).
 * :func:`sufficient_gaussian_sigma` -- the thesis's Corollary 3.2, corrected (a
   tail bound, so sufficient but not tight).
 * :func:`classic_gaussian_sigma` -- Dwork & Roth, Thm A.1; only for eps < 1.
@@ -14,6 +15,7 @@ use ``sensitivity=1`` and read sigma in counts.  Why the thesis's formulas are c
 from __future__ import annotations
 
 import math
+import sys
 from typing import overload
 import warnings
 
@@ -22,12 +24,12 @@ import numpy.typing as npt
 from scipy import special
 
 from . import _kernels
-from ._search import log_target, smallest_feasible
+from ._search import log_target, smallest_feasible, smallest_feasible_near
 from ._validate import integer, real, real_array
 from ._typing import FloatArray
 
 __all__ = [
-    "analytic_gaussian_delta", "analytic_gaussian_log_delta", "analytic_gaussian_sigma",
+    "analytic_gaussian_delta", "analytic_gaussian_log_delta", "analytic_gaussian_sigma", "analytic_gaussian_epsilon",
     "classic_gaussian_sigma", "sufficient_gaussian_sigma", "optimal_gaussian_sigma", "laplace_scale", "NotDifferentiallyPrivateWarning",
 ]
 
@@ -154,6 +156,41 @@ def analytic_gaussian_sigma(*, eps: float, delta: float, sensitivity: float = 1.
     while excess(lo) <= 0:
         lo /= 2.0
     return smallest_feasible(excess, lo, hi, rtol=rtol).x
+
+
+def analytic_gaussian_epsilon(*, sigma: float, delta: float, sensitivity: float = 1.0, rtol: float = 1e-12) -> float:
+    """The smallest eps at which ``N(f(D), sigma^2)`` is (eps, delta)-DP (Balle & Wang 2018).
+
+    ``sigma`` is the standard deviation in the query's units.  Found on a certified upper bound of
+    delta (:func:`analytic_gaussian_log_delta`'s closed form), so the eps returned is rounded up --
+    its delta is <= ``delta`` -- and within ``rtol`` of the optimum.  ``inf`` when no finite eps
+    reaches ``delta`` (``sigma = 0``: the output is the exact answer, delta = 1 at every eps).
+
+    Examples
+    --------
+    >>> eps = analytic_gaussian_epsilon(sigma=3.0, delta=1e-6)
+    >>> round(eps, 6)
+    1.447988
+    >>> bool(analytic_gaussian_delta(sigma=3.0, eps=eps) <= 1e-6)
+    True
+    """
+    sigma = real("sigma", sigma, minimum=0.0)
+    delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False)
+    sensitivity = _sensitivity(sensitivity)
+    rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
+    target = log_target(delta)
+
+    def excess(e: float) -> float:
+        return _kernels.gaussian_log_delta_upper(sigma=sigma, eps=e, sensitivity=sensitivity) - target
+
+    if sigma == 0.0:
+        return 0.0 if excess(0.0) <= 0 else math.inf
+    s = sigma / sensitivity
+    # the tail approximation delta ~ sf(eps s - 1/(2 s)) as the guess; the bracket grows from it
+    guess = (math.sqrt(-2.0 * target) + 0.5 / s) / s if math.isfinite(s) else 0.0
+    found = smallest_feasible_near(excess, min(guess, 1e300), 0.25 * guess + 1e-300, upper=sys.float_info.max,
+                                   rtol=rtol)
+    return math.inf if found is None else found.x
 
 
 def laplace_scale(*, eps: float, sensitivity: float = 1.0) -> float:

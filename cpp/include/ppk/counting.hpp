@@ -204,15 +204,16 @@ class NoisyCountDirection {
     LogAccumulator acc;
     real log_tail = -kInf;
     // log w_{j-1}, carried by the closed-form steps log(w_j / w_{j-1}) (one log a term instead of a
-    // log-pmf) and re-anchored every 32 terms: it drifts by at most 32 roundings of a step (< 1e-17)
+    // log-pmf) and re-anchored at the multiples of kAnchorStride (the pmf's table holds those): it
+    // drifts by at most 32 roundings of a step (< 1e-17)
     real lw = w_(j0 - 1), step = j0 - 1 < N ? w_.log_step(j0 - 1) : -kInf;
-    for (std::int64_t j = j0, since = 0; j <= N + 1; ++j) {
+    for (std::int64_t j = j0; j <= N + 1; ++j) {
       poll_cancel();
       if (j == N + 1) { acc.add(w_(N)); break; }
       // log(w_{j-1} - e^eps w_j) = log w_{j-1} + log(1 - e^{-d}), d = log r_j - eps > 0
       const real d = std::log1p(cr * (static_cast<real>(j) - x) / static_cast<real>(N - j + 1));
       acc.add(lw + log1mexp(-d));
-      lw = ++since % 32 == 0 ? w_(j) : lw + step;   // now log w_j
+      lw = j % kAnchorStride == 0 ? w_(j) : lw + step;   // now log w_j
       // The rest is at most P(X >= j) <= w_j / (1 - w_{j+1}/w_j) once the ratio is < 1.
       if (j < N) {
         step = w_.log_step(j);
