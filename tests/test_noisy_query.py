@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 import noise_oracle as O
 import ppk
 from ppk import noise
+from ppk._search import log_target
 from ppk.baselines import analytic_gaussian_log_delta
 
 mp = pytest.importorskip("mpmath")
@@ -254,3 +255,56 @@ def test_release_with_discrete_noise_is_calibrated_for_that_law(law):
 def test_release_refuses_an_unknown_noise_law():
     with pytest.raises(ValueError, match="noise"):
         ppk.release(count=300, n=1000, known=500, eps=0.5, delta=1e-6, noise="laplace")
+
+
+# ---------------------------------------------------------------- CountingQuery and alg1 as cases
+
+def test_counting_query_is_the_binomial_gaussian_case():
+    q = ppk.CountingQuery(n=5000, known=1000, p=0.3, sigma=2.5)
+    assert isinstance(q, ppk.NoisyQuery) and q.path == "counting kernel"
+    assert repr(q.natural) == "Binomial(n=3999, p=0.3)" and repr(q.added) == "Gaussian(sigma=2.5)"
+    same = ppk.NoisyQuery(natural=noise.Binomial(3999, 0.3), added=noise.Gaussian(2.5))
+    eps = np.linspace(0.0, 2.0, 300)
+    np.testing.assert_array_equal(q.log_delta(eps), same.log_delta(eps))
+    # the vectorised curve (roots started from their neighbours) agrees with one eps at a time
+    one_by_one = np.array([same._evaluate(float(e)).log_delta for e in eps])
+    np.testing.assert_allclose(q.log_delta(eps), one_by_one, rtol=1e-13, atol=1e-13)
+    assert isinstance(ppk.CountingQuery(n=10, known=0, p=0.5, sigma=0.0).added, noise.NoNoise)
+
+
+def test_tiny_gaussian_noise_only_where_the_counting_kernel_resolves_it():
+    q = ppk.NoisyQuery(natural=noise.Binomial(100, 0.5), added=noise.Gaussian(1e-9))
+    assert q.delta(0.1) == ppk.CountingQuery(n=101, known=0, p=0.5, sigma=1e-9).delta(0.1) > 0
+    with pytest.raises(ValueError, match="sigma must be >= 1e-06"):
+        ppk.NoisyQuery(natural=noise.PoissonBinomial(probs=[0.2, 0.5]), added=noise.Gaussian(1e-9))
+    with pytest.raises(ValueError, match="sigma must be >= 1e-06"):
+        ppk.NoisyQuery(natural=noise.Binomial(100, 0.5), added=noise.Gaussian(1e-9), sensitivity=2)
+
+
+@pytest.mark.parametrize("n,known,p,eps,delta", [(1000, 0, 0.5, 0.1, 1e-9), (10_000, 9_000, 0.3, 0.05, 1e-9),
+                                                 (3, 0, 0.3, 0.5, 0.49 * (1 - 1e-11))])
+def test_alg1_is_calibrate_on_the_binomial(n, known, p, eps, delta):
+    r = ppk.alg1(n=n, known=known, p=p, eps=eps, delta=delta)
+    c = ppk.calibrate(natural=noise.Binomial(n - known - 1, p), added="gaussian", eps=eps, delta=delta, rtol=1e-10)
+    assert (r.sigma, r.sigma - r.zeta, r.reason, r.evaluations) == (c.scale, c.lower, c.reason, c.evaluations)
+    # the bracket's ends: scale certified private; lower not (against the search's target, a few ulps
+    # below log delta so that the bound also passes in floats: ppk._search.log_target)
+    q = ppk.CountingQuery(n=n, known=known, p=p, sigma=c.scale)
+    assert 0 < c.lower < c.scale and q.delta_upper(eps) <= delta
+    assert q.with_sigma(c.lower).log_delta_upper(eps) > log_target(delta)
+
+
+@pytest.mark.parametrize("added", ["laplace", "discrete_gaussian", "discrete_laplace"])
+def test_calibrate_brackets_the_least_scale(added):
+    natural = noise.BetaBinomial(2000, 3.0, 7.0)
+    c = ppk.calibrate(natural=natural, added=added, eps=0.2, delta=1e-6)
+    assert c.reason == ppk.noisy_query.REASON_SEARCH and 0 < c.lower < c.scale <= c.lower * (1 + 2e-8)
+    law = noise.ADDED_BY_NAME[added]
+    assert ppk.NoisyQuery(natural=natural, added=law(c.lower)).log_delta_upper(0.2) > log_target(1e-6)
+    assert c.delta_achieved <= 1e-6
+
+
+def test_calibrate_without_natural_noise_says_so():
+    c = ppk.calibrate(natural=noise.Binomial(0, 0.5), added="gaussian", eps=0.5, delta=1e-6)
+    assert c.reason == ppk.noisy_query.REASON_NO_NATURAL
+    assert c.scale == pytest.approx(ppk.baselines.analytic_gaussian_sigma(eps=0.5, delta=1e-6), rel=1e-9)

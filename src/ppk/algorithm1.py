@@ -14,22 +14,13 @@ cross the bracket; the ``D``/``D'`` inputs, which do not change the answer.
 """
 from __future__ import annotations
 
-import functools
-import math
 from dataclasses import dataclass
 
-
-from ._search import log_target, smallest_feasible_scale
 from ._validate import real
-from .baselines import analytic_gaussian_sigma
-from . import _kernels
 from .counting import CountingQuery
+from .noisy_query import REASON_NATURAL, REASON_NO_NATURAL, REASON_SEARCH, calibrate
 
-__all__ = ["alg1", "Alg1Result"]
-
-REASON_NATURAL = "natural noise alone suffices"
-REASON_NO_NATURAL = "no natural noise (N = 0 or p in {0, 1}): the analytic Gaussian sigma"
-REASON_SEARCH = "search"   # regula falsi safeguarded by bisection (ppk._search)
+__all__ = ["alg1", "Alg1Result", "REASON_NATURAL", "REASON_NO_NATURAL", "REASON_SEARCH"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +48,9 @@ class Alg1Result:
 def alg1(*, n: int, known: int, p: float, eps: float, delta: float, error: float | None = None, rtol: float = 1e-10) -> Alg1Result:
     """Smallest Gaussian sigma (counts) with which the count is (eps, delta)-PPK-DP.
 
+    :func:`ppk.calibrate` for the count's natural noise ``Binomial(n - known - 1, p)`` and Gaussian
+    added noise, in the thesis's terms.
+
     Parameters
     ----------
     n, known, p :
@@ -81,21 +75,7 @@ def alg1(*, n: int, known: int, p: float, eps: float, delta: float, error: float
     delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
     atol = 0.0 if error is None else real("error", error, minimum=0.0)
     rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
-    target = log_target(delta)
-
-    @functools.lru_cache(maxsize=None)   # the search, the final check and the result share evaluations
-    def excess(sigma: float) -> float:
-        return _kernels.counting_log_delta_upper(base.n_unknown, base.p, sigma=sigma, eps=eps) - target
-
-    def result(sigma, lower, evaluations, reason):
-        return Alg1Result(sigma=sigma, beta=sigma / base.n, zeta=sigma - lower,
-                          delta_achieved=math.exp(excess(sigma) + target), evaluations=evaluations,
-                          reason=reason, n=base.n, known=base.known, p=base.p, eps=eps, delta=delta)
-
-    f0 = excess(0.0)
-    if f0 <= 0:
-        return result(0.0, 0.0, 1, REASON_NATURAL)
-    hi = analytic_gaussian_sigma(eps=eps, delta=delta, rtol=min(rtol, 1e-12))   # feasible (docs/decisions.md)
-    no_natural = base.n_unknown == 0 or base.p in (0.0, 1.0)
-    found = smallest_feasible_scale(excess, hi, f_zero=f0, width=lambda s: max(atol, rtol * s), grow=1e-12)
-    return result(found.x, found.lower, found.evaluations + 2, REASON_NO_NATURAL if no_natural else REASON_SEARCH)
+    c = calibrate(natural=base.natural, added="gaussian", eps=eps, delta=delta, rtol=rtol, atol=atol)
+    return Alg1Result(sigma=c.scale, beta=c.scale / base.n, zeta=c.scale - c.lower, delta_achieved=c.delta_achieved,
+                      evaluations=c.evaluations, reason=c.reason, n=base.n, known=base.known, p=base.p, eps=eps,
+                      delta=delta)

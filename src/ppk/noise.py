@@ -82,6 +82,11 @@ class NaturalNoise:
 
     log_concave: bool = False
 
+    @property
+    def constant(self) -> bool:
+        """Whether the law is a single value (no natural noise at all); False where not known cheaply."""
+        return False
+
     def window(self, depth: float) -> Window:
         raise NotImplementedError
 
@@ -244,6 +249,10 @@ class Binomial(NaturalNoise):
 
     def __repr__(self) -> str:
         return f"Binomial(n={self.n}, p={self.p!r})"
+
+    @property
+    def constant(self) -> bool:
+        return self.n == 0 or self.p in (0.0, 1.0)
 
     def window(self, depth: float) -> Window:
         if self.n == 0 or self.p in (0.0, 1.0):
@@ -515,7 +524,9 @@ class Gaussian(AddedNoise):
     """``Z ~ N(0, sigma^2)``, ``sigma`` a standard deviation in the query's units (counts)."""
 
     def __init__(self, sigma: float):
-        self.sigma = self.scale = _scale("sigma", sigma)
+        # any sigma > 0: the counting kernel is exact at every scale; NoisyQuery refuses sigma < MIN_SCALE
+        # on the paths that sum in double precision
+        self.sigma = self.scale = real("sigma", sigma, minimum=0.0, min_inclusive=False)
 
     def __repr__(self) -> str:
         return f"Gaussian(sigma={self.sigma!r})"

@@ -37,13 +37,19 @@ import numpy.typing as npt
 from . import _kernels
 from ._curve import PrivacyCurve
 from ._logmath import log1mexp
-from ._search import log_target, smallest_feasible
+from ._search import log_target, smallest_feasible_near, smallest_feasible_scale
+from .baselines import analytic_gaussian_epsilon, analytic_gaussian_sigma
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
-from .noise import (ADDED_BY_NAME, LD, AddedNoise, Binomial, Gaussian, Laplace, NaturalNoise, NoNoise, Window,
-                    _Linear)
+from .noise import (ADDED_BY_NAME, LD, MIN_SCALE, AddedNoise, Binomial, Gaussian, Laplace, NaturalNoise, NoNoise,
+                    Window, _Linear)
 
-__all__ = ["NoisyQuery", "calibrate", "Calibration", "PATHS"]
+__all__ = ["NoisyQuery", "calibrate", "Calibration", "PATHS", "REASON_NATURAL", "REASON_NO_NATURAL", "REASON_SEARCH"]
+
+#: Why :func:`calibrate` returned its scale.
+REASON_NATURAL = "natural noise alone suffices"
+REASON_NO_NATURAL = "no natural noise (for a count: N = 0 or p in {0, 1}): the added noise alone"
+REASON_SEARCH = "search"   # regula falsi in scale^2, safeguarded by bisection (ppk._search)
 
 #: The computation paths (see the module docstring).
 PATHS = ("counting kernel", "threshold", "lattice sum", "crossings")
@@ -58,6 +64,7 @@ CONVOLUTION_BUDGET = 3e9   # most multiply-adds of a lattice-sum convolution
 _LOG_TINY_RELATIVE = math.log(1e-11)   # the window's slack is negligible below this fraction of delta
 _LOG_TIGHT = 1e-3      # an upper bound within this (in log) of the estimate: the noiseless cap, >= delta, cannot help
 _ROUNDING = 1e-14      # relative rounding allowance of one tail sum (logs from double-precision pieces)
+_EPS_SEARCH_MAX = 1e4  # the largest eps epsilon() searches; beyond it the answer is inf
 
 
 def _lse(t: np.ndarray) -> float:
@@ -436,7 +443,8 @@ class Calibration:
     added: AddedNoise       #: the calibrated added-noise law (NoNoise when the natural noise suffices)
     delta_achieved: float   #: certified upper bound of delta(eps) at ``scale``
     evaluations: int        #: privacy-curve evaluations used
-    reason: str             #: "natural noise alone suffices" or "search"
+    reason: str             #: REASON_NATURAL, REASON_NO_NATURAL or REASON_SEARCH
+    lower: float = 0.0      #: a scale found not private (or 0): the least private scale lies in [lower, scale]
 
 
 class NoisyQuery(PrivacyCurve):
@@ -482,6 +490,11 @@ class NoisyQuery(PrivacyCurve):
             if not self.shifts:
                 raise ValueError("shifts must name at least one shift")
             self.sensitivity = self.shifts[-1]
+        if isinstance(added, Gaussian) and added.sigma < MIN_SCALE and not self._counting_kernel:
+            # the counting kernel is exact at every sigma > 0; the other paths sum in double precision on
+            # windows, where a smaller noise is none on integer data
+            raise ValueError(f"sigma must be >= {MIN_SCALE:g} for this natural noise and sensitivity (a smaller "
+                             f"noise is none on integer data: use NoNoise()), got {added.sigma!r}")
         self._windows: dict[float, Window] = {}
         self._convolved: dict[float, Window] = {}
         self._engines: dict[tuple[int, bool], _Engine] = {}
@@ -493,9 +506,14 @@ class NoisyQuery(PrivacyCurve):
         return f"NoisyQuery(natural={self.natural!r}, added={self.added!r}, sensitivity={self.sensitivity})"
 
     @property
+    def _counting_kernel(self) -> bool:
+        """Binomial natural noise, Gaussian or no added noise, one shift of 1: the counting kernel's case."""
+        return isinstance(self.natural, Binomial) and isinstance(self.added, (Gaussian, NoNoise)) and self.shifts == (1,)
+
+    @property
     def path(self) -> str:
         """Which computation gives delta (one of :data:`PATHS`)."""
-        if isinstance(self.natural, Binomial) and isinstance(self.added, (Gaussian, NoNoise)) and self.shifts == (1,):
+        if self._counting_kernel:
             return "counting kernel"
         if isinstance(self.added, NoNoise):
             return "lattice sum"
@@ -507,6 +525,12 @@ class NoisyQuery(PrivacyCurve):
 
     def _path_without_log_concavity(self) -> str:
         return "lattice sum" if self.added.lattice else "crossings"
+
+    @property
+    def _kernel_args(self) -> tuple[int, float, float]:
+        """(N, p, sigma) of the counting kernel's law (sigma 0 for no added noise)."""
+        assert isinstance(self.natural, Binomial), "only on the counting kernel's path"
+        return self.natural.n, self.natural.p, self.added.sigma if isinstance(self.added, Gaussian) else 0.0
 
     # -- windows
     def _window(self, depth: float) -> Window:
@@ -537,9 +561,8 @@ class NoisyQuery(PrivacyCurve):
     def _evaluate(self, eps: float) -> _Result:
         path = self.path
         if path == "counting kernel":
-            assert isinstance(self.natural, Binomial)
-            sigma = self.added.sigma if isinstance(self.added, Gaussian) else 0.0
-            curve = _kernels.counting_curve(self.natural.n, self.natural.p, sigma=sigma, eps=np.array([eps]))
+            n, p, sigma = self._kernel_args
+            curve = _kernels.counting_curve(n, p, sigma=sigma, eps=np.array([eps]))
             return _Result(float(curve.log_delta[0]), float(curve.log_delta_upper[0]))
         cap = self._cap(eps)
         if cap == -math.inf:     # delta = 0 already by post-processing (e.g. Laplace noise at eps >= s/scale)
@@ -621,41 +644,65 @@ class NoisyQuery(PrivacyCurve):
 
     def _curve(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
         flat, scalar = real_array("eps", eps, minimum=0.0)
-        res = [self._evaluate(float(e)) for e in flat]
         shape = np.shape(eps)
+        if self._counting_kernel:   # every eps in one C++ call: both cores, roots started from their neighbours
+            n, p, sigma = self._kernel_args
+            curve = _kernels.counting_curve(n, p, sigma=sigma, eps=flat)
+            return curve.log_delta.reshape(shape), curve.log_delta_upper.reshape(shape), scalar
+        res = [self._evaluate(float(e)) for e in flat]
         return (np.array([r.log_delta for r in res]).reshape(shape),
                 np.array([r.log_upper for r in res]).reshape(shape), scalar)
 
     def epsilon(self, delta: float, *, rtol: float = 1e-10) -> float:
-        """Smallest eps with ``delta_upper(eps) <= delta`` (rounded up; ``inf`` if no eps up to 1e4)."""
+        """Smallest eps with ``delta_upper(eps) <= delta`` (rounded up; ``inf`` if no eps up to 1e4).
+
+        The search certifies with :meth:`delta_upper`.  On the counting kernel's path it starts where one
+        Gaussian of the total variance (natural plus added) reaches ``delta`` (docs/decisions.md, "The
+        Gaussian approximation is not a certificate"); elsewhere at eps = 1.
+        """
         target = log_target(real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False))
         rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
+        root_target = math.sqrt(-target)
+        cache: dict[float, float] = {}
 
-        def excess(e: float) -> float:   # delta = 0 (log -inf) counts as far below: the search interpolates
-            return max(self._evaluate(e).log_upper - target, -1e3)
+        def excess(e: float) -> float:
+            # the sign of log delta_upper(e) - target, as a difference of square roots: -log delta grows like
+            # eps^2 var / 2, so its root is nearly linear in eps (delta = 0 counts as e^-1e300)
+            if e not in cache:
+                log_upper = max(self._evaluate(e).log_upper, -1e300)
+                cache[e] = root_target - math.sqrt(-min(log_upper, 0.0))
+            return cache[e]
 
-        f0 = excess(0.0)
-        if f0 <= 0:
-            return 0.0
-        lo, f_lo = 0.0, f0
-        hi = 1.0
-        f_hi = excess(hi)
-        while f_hi > 0:
-            if hi > 1e4:
-                return math.inf
-            lo, f_lo, hi = hi, f_hi, 2 * hi
-            f_hi = excess(hi)
-        return smallest_feasible(excess, lo, hi, f_lo=f_lo, f_hi=f_hi, rtol=rtol).x
+        guess, step = 1.0, 1.0
+        if self._counting_kernel:
+            n, p, sigma = self._kernel_args
+            s_eff = math.sqrt(sigma ** 2 + n * p * (1.0 - p))
+            if s_eff > 0:
+                guess = min(analytic_gaussian_epsilon(sigma=s_eff, delta=delta, rtol=1e-13), _EPS_SEARCH_MAX)
+                step = 0.25 * guess + 1e-12
+                if guess > 0:   # the model's distance to the root, from its slope at the guess
+                    h = 1e-6 * guess
+
+                    def model(e: float) -> float:
+                        return root_target - math.sqrt(-min(_kernels.gaussian_log_delta_upper(sigma=s_eff, eps=e), 0.0))
+
+                    slope = (model(guess + h) - model(guess - h)) / (2.0 * h)
+                    if slope < 0 and math.isfinite(slope):
+                        step = 1.5 * abs(excess(guess) / slope)
+        found = smallest_feasible_near(excess, guess, step, upper=_EPS_SEARCH_MAX, rtol=rtol)
+        return math.inf if found is None else found.x
 
 
 def calibrate(*, natural: NaturalNoise, added: str | AddedNoise, eps: float, delta: float, sensitivity: int = 1,
-              rtol: float = 1e-8) -> Calibration:
+              rtol: float = 1e-8, atol: float = 0.0) -> Calibration:
     """The smallest scale of the added noise with which the release is (eps, delta)-private.
 
-    Algorithm 1 of the thesis for any natural noise and any added law: the natural noise alone is
-    tried first; otherwise the scale is searched (regula falsi safeguarded by bisection) between 0 and
-    a scale that is private for the added noise alone (by post-processing, the natural noise can only
-    help).  The returned scale was evaluated with the certified upper bound and found private.
+    Algorithm 1 of the thesis for any natural noise and any added law (:func:`ppk.alg1` is its
+    binomial, Gaussian case): the natural noise alone is tried first; otherwise the scale is searched
+    between 0 and a scale that is private for the added noise alone -- by post-processing the natural
+    noise can only help (docs/decisions.md, "Algorithm 1") -- by regula falsi in ``scale^2`` (log delta
+    is nearly linear in the variance), safeguarded by bisection.  The returned scale was evaluated with
+    the certified upper bound and found private; ``lower`` was evaluated and found not private.
 
     Parameters
     ----------
@@ -668,8 +715,9 @@ def calibrate(*, natural: NaturalNoise, added: str | AddedNoise, eps: float, del
         The target, ``eps > 0``, ``0 < delta < 1``.
     sensitivity : int
         Largest shift of the output by the challenge row.
-    rtol : float
-        Relative width of the final bracket on the scale.
+    rtol, atol : float
+        The search stops when the bracket on the scale is narrower than ``max(atol, rtol * scale)``
+        (``atol`` in the query's units).
     """
     if isinstance(added, str):
         if added not in ADDED_BY_NAME:
@@ -682,6 +730,7 @@ def calibrate(*, natural: NaturalNoise, added: str | AddedNoise, eps: float, del
     eps = real("eps", eps, minimum=0.0, min_inclusive=False)
     delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
     rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
+    atol = real("atol", atol, minimum=0.0)
     sensitivity = integer("sensitivity", sensitivity, minimum=1, maximum=MAX_SENSITIVITY)
     target = log_target(delta)
     cache: dict[float, float] = {}
@@ -694,20 +743,26 @@ def calibrate(*, natural: NaturalNoise, added: str | AddedNoise, eps: float, del
             cache[scale] = max(query(scale).log_delta_upper(eps) - target, -1e3)
         return cache[scale]
 
-    def result(scale: float, reason: str) -> Calibration:
+    def result(scale: float, lower: float, reason: str) -> Calibration:
         return Calibration(scale=scale, added=query(scale).added, delta_achieved=math.exp(excess(scale) + target),
-                           evaluations=len(cache), reason=reason)
+                           evaluations=len(cache), reason=reason, lower=lower)
 
-    if excess(0.0) <= 0:
-        return result(0.0, "natural noise alone suffices")
-    hi = sensitivity * (math.sqrt(2 * math.log(1.25 / delta)) + 1) / eps
+    f_zero = excess(0.0)
+    if f_zero <= 0:
+        return result(0.0, 0.0, REASON_NATURAL)
+    kind = law(1.0)
     try:
-        while excess(hi) > 0:
-            hi *= 2
-            if not hi < 1e15:
-                raise ValueError("beyond 1e15")
-        found = smallest_feasible(excess, 0.0, hi, f_lo=excess(0.0), f_hi=excess(hi), rtol=rtol)
+        if isinstance(kind, Gaussian):    # private for the Gaussian alone, exactly (Balle-Wang)
+            hi = analytic_gaussian_sigma(eps=eps, delta=delta, sensitivity=sensitivity, rtol=min(rtol, 1e-12))
+        else:   # Laplace: pure eps-DP at sensitivity / eps; the discrete laws: doubled until private
+            hi = sensitivity / eps if isinstance(kind, Laplace) else \
+                sensitivity * (math.sqrt(2 * math.log(1.25 / delta)) + 1) / eps
+            while excess(hi) > 0:
+                hi *= 2
+                if not hi < 1e15:
+                    raise ValueError("beyond 1e15")
+        found = smallest_feasible_scale(excess, hi, f_zero=f_zero, width=lambda s: max(atol, rtol * s), grow=1e-12)
     except ValueError as error:   # the scale needed is beyond what the law takes
         raise ValueError(f"eps={eps!r} and delta={delta!r} need a {added if isinstance(added, str) else 'noise'} "
                          f"scale beyond what it takes ({error}); raise eps or delta") from None
-    return result(found.x, "search")
+    return result(found.x, found.lower, REASON_NO_NATURAL if natural.constant else REASON_SEARCH)
