@@ -801,11 +801,15 @@ class NoisyCountDirection {
                                       0, N);
     };
     const std::int64_t peak = peak_of(1);
+    // B's peak is A's or the next k, so it costs one step instead of a second search: with d(m) = log S(m+1)
+    // - log S(m), decreasing (log S is concave in m), and the pmf's log-step l(k), also decreasing, B's
+    // increment l(k) + d(j) lies between A's at k, l(k) + d(j+1), and A's at k - 1, l(k-1) + d(j).
+    const std::int64_t peak_b = peak < N && w_.log_step(peak) + log_s_step(peak - k0) > 0 ? peak + 1 : peak;
     m_ref = peak - k0 + 1;
     x_ref = x_of(m_ref);
     constexpr real kMillsFrom = 30;   // below, erfcl is as cheap as the Mills series
     log_c = x_ref >= kMillsFrom ? -0.5L * x_ref * x_ref : 0;
-    const real scale = log_term(peak, 1), top_b = log_term(peak_of(0), 0);
+    const real scale = log_term(peak, 1), top_b = log_term(peak_b, 0);
     // B <= A; B shares A's scale unless it would underflow there (e^eps B/A can still matter)
     const bool b_own = top_b < scale - 5000;
     const real scale_b = b_own ? top_b : scale;
