@@ -308,3 +308,30 @@ def test_calibrate_without_natural_noise_says_so():
     c = ppk.calibrate(natural=noise.Binomial(0, 0.5), added="gaussian", eps=0.5, delta=1e-6)
     assert c.reason == ppk.noisy_query.REASON_NO_NATURAL
     assert c.scale == pytest.approx(ppk.baselines.analytic_gaussian_sigma(eps=0.5, delta=1e-6), rel=1e-9)
+
+
+def test_beta_binomial_pmf_within_the_engines_allowance_at_full_size():
+    # the engine allows every log-pmf value 4e-16 (1 + max |log w|) (docs/natural-noise.md, "Accuracy");
+    # BetaBinomial's values are a running sum of 1e6 long-double log-ratios: measure them against mpmath
+    import mpmath as mp
+    law = noise.BetaBinomial(10**6, 2.0, 3.0)
+    lw = law._log_pmf()
+    allowance = 4e-16 * (1 + float(np.max(np.abs(lw.astype(float)))))
+    with mp.workdps(40):
+        def exact(k):
+            return mp.log(mp.binomial(10**6, k)) + mp.log(mp.beta(k + 2, 10**6 - k + 3)) - mp.log(mp.beta(2, 3))
+        worst = max(abs(float(mp.mpf(str(lw[k])) - exact(k))) for k in (0, 7, 1000, 250_000, 333_333, 600_000, 999_999, 10**6))
+    assert worst < allowance / 10
+    # the window over the whole support leaves nothing out
+    assert law.window(64.0).log_dropped == -math.inf
+
+
+def test_deep_windows_are_trimmed_at_their_depth():
+    # a window deeper than e^-745 (where a double's exp(-depth) is 0) still holds only values within
+    # e^-depth of its mode; it once kept the whole support, and deep deltas took minutes
+    law = noise.RowSum([0.2, 0.5, 0.3], 4096)
+    w = law.window(1000.0)
+    lw = np.asarray(w.log_pmf, dtype=float)
+    assert w.size < 2 * 4096 + 1
+    assert lw.min() >= lw.max() - 1000.0 - 2 * math.log(4097) - 10 - 1e-6
+    assert -1100 < w.log_dropped < -990

@@ -112,8 +112,11 @@ class _Engine:
         self.unimodal = w.log_concave and w.size > UNIMODAL_MIN
         if self.unimodal:
             self.samples = np.unique(np.linspace(0, w.size - 1, 1024).astype(np.int64))
-        self.local = not self.unimodal and 2 * self.reach + 1 < self.k.size / 4
-        if self.local:   # log P(X >= k_i), for the terms of a tail where the noise's sf is ~1
+        # a noise narrow against the window: a density is the sum over the reach around its point (one
+        # short sum, before the unimodal search); so is a tail, with P(X >= k) beyond the reach from
+        # suffix sums (a pass over the window, so only where the unimodal search does not take tails)
+        self.local = 2 * self.reach + 1 < self.k.size / 4
+        if self.local and not self.unimodal:   # log P(X >= k_i), for the terms of a tail where the noise's sf is ~1
             self.suffix = np.logaddexp.accumulate(self.lw[::-1])[::-1]
 
     def _unimodal_lse(self, term: Callable[[np.ndarray], np.ndarray]) -> float:
@@ -155,14 +158,14 @@ class _Engine:
     def log_p(self, o: float, shift: int) -> float:
         """log of the density (pmf) of ``shift + X + Z`` at ``o``."""
         c = o - shift
-        if self.unimodal:
-            return self._unimodal_lse(lambda i: self.lw[i] + self.noise.log_density(c - self.k[i]))
         if self.local:
             i0, i1 = self._slice(c)
             if i1 > i0:
                 local = float(_lse(self.lw[i0:i1] + self.noise.log_density(c - self.k[i0:i1])))
                 if local - self.floor > 50:     # the terms left out are below e^-50 of the sum
                     return local
+        if self.unimodal:
+            return self._unimodal_lse(lambda i: self.lw[i] + self.noise.log_density(c - self.k[i]))
         return float(_lse(self.lw + self.noise.log_density(c - self.k)))
 
     def loss(self, o: float, d: int) -> tuple[float, float]:
@@ -177,7 +180,7 @@ class _Engine:
         c = o - shift
         if self.unimodal:
             return self._unimodal_lse(lambda i: self.lw[i] + self.noise.log_sf(c - self.k[i]))
-        if self.local:
+        if self.local:   # (with the suffix sums)
             # support values above the reach have sf(c - k) >= 1 - P(Z > reach): their mass P(X >= k);
             # those below have sf(c - k) <= P(Z > reach): left out, both relative to e^floor_sf
             i0, i1 = self._slice(c)
@@ -496,6 +499,7 @@ class NoisyQuery(PrivacyCurve):
             raise ValueError(f"sigma must be >= {MIN_SCALE:g} for this natural noise and sensitivity (a smaller "
                              f"noise is none on integer data: use NoNoise()), got {added.sigma!r}")
         self._windows: dict[float, Window] = {}
+        self._variance: float | None = None     # of the natural noise's first window
         self._convolved: dict[float, Window] = {}
         self._engines: dict[tuple[int, bool], _Engine] = {}
         self._noiseless: NoisyQuery | None = None
@@ -567,7 +571,7 @@ class NoisyQuery(PrivacyCurve):
         cap = self._cap(eps)
         if cap == -math.inf:     # delta = 0 already by post-processing (e.g. Laplace noise at eps >= s/scale)
             return _Result(-math.inf, -math.inf)
-        depth, last_dropped = DEPTH_START, math.inf     # (logs)
+        depth, last_dropped = self._start_depth(eps, path), math.inf     # (logs)
         while True:
             w = self._window(depth)
             here = path
@@ -581,11 +585,12 @@ class NoisyQuery(PrivacyCurve):
             negligible = slack <= res.log_delta + _LOG_TINY_RELATIVE or res.log_delta == -math.inf
             if negligible or depth >= DEPTH_MAX or w.log_dropped >= last_dropped - 0.7:
                 break      # (the last: a deeper window leaves out no less -- the law's rounding floor)
-            deeper = self._window(2 * depth)
+            target = 2 * depth
+            deeper = self._window(target)
             if (deeper.offset, deeper.size) == (w.offset, w.size):
                 break      # the window already holds the whole support: a deeper one is the same
             last_dropped = w.log_dropped
-            depth *= 2
+            depth = target
         upper = min(upper, cap, 0.0)
         # reported: the estimate when the window's slack is negligible (then the bound need only be within
         # _LOG_TIGHT), else the bound itself (then it must be within the stated 1e-9 of the estimate)
@@ -596,6 +601,32 @@ class NoisyQuery(PrivacyCurve):
         if not negligible:   # delta is below what the deepest window resolves: report the bound
             return _Result(upper, upper)
         return _Result(min(res.log_delta, upper), upper)
+
+    def _start_depth(self, eps: float, path: str) -> float:
+        """The first window's depth: on the threshold path, the rung of the doubling ladder
+        DEPTH_START * 2^j just below the depth the slack would need if delta were that of a Gaussian of
+        the same variance (noise variance taken as 2 scale^2, at least that of every added law here: a
+        larger variance means a larger delta, a shallower start); else DEPTH_START.  Only a start:
+        deepening continues from it until the slack is negligible.  (A shallow window's own estimate
+        cannot guide it: its root sits at the window's edge.)"""
+        first = self._window(DEPTH_START)
+        if path != "threshold" or first.log_dropped == -math.inf or not self.added.scale < math.inf:
+            return DEPTH_START      # (a window holding the whole support: no deeper one differs)
+        if self._variance is None:
+            lw = np.asarray(first.log_pmf, dtype=float)
+            p = np.exp(lw - lw.max())
+            k = np.arange(lw.size)
+            mean = float(p.dot(k) / p.sum())
+            self._variance = float(p.dot((k - mean) ** 2) / p.sum())
+        sd = math.sqrt(self._variance + 2 * self.added.scale ** 2)
+        if not sd > 0:
+            return DEPTH_START
+        log_delta = float(_kernels.gaussian_curve(sigma=sd, eps=eps, sensitivity=float(self.sensitivity)).log_delta)
+        need = -log_delta - _LOG_TINY_RELATIVE
+        depth = DEPTH_START
+        while 2 * depth <= min(need, DEPTH_MAX):
+            depth *= 2
+        return depth
 
     def _engine(self, w: Window, mirrored: bool, depth: float) -> _Engine:
         key = (id(w), mirrored)      # windows are cached per depth, so their ids are stable
