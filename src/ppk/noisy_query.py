@@ -105,7 +105,8 @@ class _Engine:
         # the density at a point takes only the terms within the noise's reach when they dominate:
         # every other term is below e^floor (w_k <= 1 times the density beyond the reach)
         self.reach = noise.reach(depth + 30)
-        self.floor = float(noise.log_density(np.zeros(1))[0]) - (depth + 30)
+        self.floor_depth = depth + 30
+        self.floor = float(noise.log_density(np.zeros(1))[0]) - self.floor_depth
         self.floor_sf = float(noise.log_sf(np.array([self.reach]))[0])   # P(Z > reach) = P(Z < -reach)
         # wide log-concave windows: every sum below has log-concave terms in k (w and the noise's
         # density and sf are log-concave), so it is summed around its peak only
@@ -148,22 +149,40 @@ class _Engine:
             i1 = int(seg[ok[-1]]) if ok.size else lo
         return _lse(term(np.arange(i0, i1 + 1)))
 
-    def _slice(self, c: float) -> tuple[int, int]:
-        """The indices of the support values within the noise's reach of c."""
+    def _slice(self, c: float, reach: float) -> tuple[int, int]:
+        """The indices of the support values within ``reach`` of c."""
         n = self.k.size
-        return (max(0, int(math.floor(c - self.reach - self.k[0]))),
-                min(n, int(math.ceil(c + self.reach - self.k[0])) + 1))
+        return (max(0, int(math.floor(c - reach - self.k[0]))),
+                min(n, int(math.ceil(c + reach - self.k[0])) + 1))
+
+    def _local_log_p(self, c: float) -> float:
+        """log sum_k w_k f(c - k) over the noise's reach around c, or nan when the terms beyond it
+        (each f <= e^floor, their w summing to <= 1) are not below e^-50 of the sum.  In the natural
+        noise's far tail the sum is small against that floor: the reach is widened once, to where f
+        is e^-50 below the first sum (a few more terms: the noise decays fast)."""
+        i0, i1 = self._slice(c, self.reach)
+        if i1 <= i0:
+            return math.nan
+        local = float(_lse(self.lw[i0:i1] + self.noise.log_density(c - self.k[i0:i1])))
+        if local - self.floor > 50:
+            return local
+        if local == -math.inf:
+            return math.nan
+        depth = (self.floor + self.floor_depth) - (local - 50)     # f(reach') = f(0) e^-depth = e^{local - 50}
+        reach = self.noise.reach(depth)
+        if not 2 * reach + 1 < self.k.size / 4:
+            return math.nan
+        i0, i1 = self._slice(c, reach)
+        return float(_lse(self.lw[i0:i1] + self.noise.log_density(c - self.k[i0:i1])))
 
     # -- the output densities
     def log_p(self, o: float, shift: int) -> float:
         """log of the density (pmf) of ``shift + X + Z`` at ``o``."""
         c = o - shift
         if self.local:
-            i0, i1 = self._slice(c)
-            if i1 > i0:
-                local = float(_lse(self.lw[i0:i1] + self.noise.log_density(c - self.k[i0:i1])))
-                if local - self.floor > 50:     # the terms left out are below e^-50 of the sum
-                    return local
+            local = self._local_log_p(c)
+            if not math.isnan(local):
+                return local
         if self.unimodal:
             return self._unimodal_lse(lambda i: self.lw[i] + self.noise.log_density(c - self.k[i]))
         return float(_lse(self.lw + self.noise.log_density(c - self.k)))
@@ -183,12 +202,22 @@ class _Engine:
         if self.local:   # (with the suffix sums)
             # support values above the reach have sf(c - k) >= 1 - P(Z > reach): their mass P(X >= k);
             # those below have sf(c - k) <= P(Z > reach): left out, both relative to e^floor_sf
-            i0, i1 = self._slice(c)
-            local = float(_lse(self.lw[i0:i1] + self.noise.log_sf(c - self.k[i0:i1]))) if i1 > i0 else -math.inf
-            above = float(self.suffix[i1]) if i1 < self.k.size else -math.inf
-            total = float(np.logaddexp(local, above))
-            if total - self.floor_sf > 50:
-                return total
+            # (in X's far tail the total is small against that floor: the reach is widened once, by
+            # as many e-folds as it fell short and a few more, and the floor re-evaluated there)
+            reach, floor_sf = self.reach, self.floor_sf
+            for attempt in range(2):
+                i0, i1 = self._slice(c, reach)
+                local = float(_lse(self.lw[i0:i1] + self.noise.log_sf(c - self.k[i0:i1]))) if i1 > i0 else -math.inf
+                above = float(self.suffix[i1]) if i1 < self.k.size else -math.inf
+                total = float(np.logaddexp(local, above))
+                if total - floor_sf > 50:
+                    return total
+                if total == -math.inf or attempt:
+                    break
+                reach = self.noise.reach(self.floor_depth + (floor_sf - (total - 50)) + 8)
+                if not 2 * reach + 1 < self.k.size / 4:
+                    break
+                floor_sf = float(self.noise.log_sf(np.array([reach]))[0])
         return float(_lse(self.lw + self.noise.log_sf(c - self.k)))
 
     def log_interval(self, lo: float, hi: float, shift: int) -> float:
