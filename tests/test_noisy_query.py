@@ -314,16 +314,21 @@ def test_beta_binomial_pmf_within_the_engines_allowance_at_full_size():
     # the engine allows every log-pmf value 4e-16 (1 + max |log w|) (docs/natural-noise.md, "Accuracy");
     # BetaBinomial's values are a running sum of 1e6 long-double log-ratios: measure them against mpmath
     import mpmath as mp
-    law = noise.BetaBinomial(10**6, 2.0, 3.0)
-    lw = law._log_pmf()
-    allowance = 4e-16 * (1 + float(np.max(np.abs(lw.astype(float)))))
-    with mp.workdps(40):
-        def exact(k):
-            return mp.log(mp.binomial(10**6, k)) + mp.log(mp.beta(k + 2, 10**6 - k + 3)) - mp.log(mp.beta(2, 3))
-        worst = max(abs(float(mp.mpf(str(lw[k])) - exact(k))) for k in (0, 7, 1000, 250_000, 333_333, 600_000, 999_999, 10**6))
-    assert worst < allowance / 10
+    n = 10**6
+    for a, b in ((2.0, 3.0), (0.3, 5.5)):   # (0.3, 5.5): the log of the rounded ratio drifted by 1.2e-14 there
+        law = noise.BetaBinomial(n, a, b)
+        lw = law._log_pmf()
+        allowance = 4e-16 * (1 + float(np.max(np.abs(lw.astype(float)))))
+        with mp.workdps(40):
+            A, B = mp.mpf(a), mp.mpf(b)
+
+            def exact(k):
+                return mp.log(mp.binomial(n, k)) + mp.log(mp.beta(k + A, n - k + B)) - mp.log(mp.beta(A, B))
+            worst = max(abs(float(mp.mpf(str(lw[k])) - exact(k)))
+                        for k in (0, 7, 1000, 250_000, 333_333, 600_000, 999_999, n))
+        assert worst < 1e-16 < allowance / 100
     # the window over the whole support leaves nothing out
-    assert law.window(64.0).log_dropped == -math.inf
+    assert noise.BetaBinomial(n, 2.0, 3.0).window(64.0).log_dropped == -math.inf
 
 
 def test_deep_windows_are_trimmed_at_their_depth():

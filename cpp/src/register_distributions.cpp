@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "bindings.hpp"
+#include "ppk/betabinom.hpp"
 #include "ppk/binom.hpp"
 #include "ppk/convolve.hpp"
 #include "ppk/hypergeom.hpp"
@@ -36,6 +37,27 @@ void register_distributions(py::module_& m) {
           return to_numpy(std::move(out));
         },
         py::arg("N"), py::arg("p"), py::arg("k"), "log Bin(N, p) pmf at k (Loader's form, long double).");
+
+  m.def("beta_binomial_logpmf",
+        [](std::int64_t n, double a, double b) {
+          if (n < 0 || n >= kMaxSupport) throw std::invalid_argument("n must be in [0, 2e8)");
+          if (!(a > 0) || !(b > 0) || std::isinf(a) || std::isinf(b))
+            throw std::invalid_argument("a and b must be finite and > 0");
+          std::vector<ppk::real> ratio(static_cast<std::size_t>(n)), out(ratio.size() + 1);
+          run_blocks_interruptible(n, 1 << 14, [&](std::int64_t k0, std::int64_t k1) {
+            for (std::int64_t k = k0; k < k1; ++k) {
+              ratio[k] = ppk::beta_binomial_ratio(n, a, b, k);
+              out[k + 1] = ppk::beta_binomial_log_ratio(n, a, b, k, ratio[k]);
+            }
+          });
+          {
+            py::gil_scoped_release release;
+            ppk::log_pmf_from_ratios(ratio, out);
+          }
+          return to_numpy(std::move(out));
+        },
+        py::arg("n"), py::arg("a"), py::arg("b"),
+        "Normalised log pmf of BetaBinomial(n, a, b) at 0..n (numpy.longdouble), from its ratios.");
 
   m.def("norm_logsf",
         [](const DoubleArray& x) {

@@ -20,7 +20,7 @@ import numpy.typing as npt
 from . import _core
 
 __all__ = ["Curve", "METHODS", "counting_curve", "counting_log_delta_upper", "counting_log_delta_upper_many", "counting_tail_logs",
-           "gaussian_curve", "gaussian_log_delta_upper", "mixture_log_delta_bracket", "norm_logsf", "binom_logpmf", "hypergeom_logpmf",
+           "gaussian_curve", "gaussian_log_delta_upper", "mixture_log_delta_bracket", "norm_logsf", "binom_logpmf", "beta_binomial_logpmf", "hypergeom_logpmf",
            "convolve_longdouble", "ridge_sensitivities", "clear_caches"]
 
 FloatArray = npt.NDArray[np.float64]
@@ -129,6 +129,12 @@ def binom_logpmf(n: int, p: float, k: npt.ArrayLike) -> FloatArray:
     if p in (0.0, 1.0):   # a point mass at 0 or n
         return np.where(kk == (n if p == 1.0 else 0), 0.0, -np.inf)
     return _core.binom_logpmf(n, p, kk.ravel()).reshape(kk.shape)
+
+
+def beta_binomial_logpmf(n: int, a: float, b: float) -> npt.NDArray[np.longdouble]:
+    """The normalised log pmf of BetaBinomial(n, a, b) at ``0..n`` in long double, from its closed-form
+    ratios summed with compensation (no difference of large log-gammas)."""
+    return _core.beta_binomial_logpmf(n, a, b)
 
 
 def hypergeom_logpmf(population: int, successes: int, draws: int) -> Tuple[int, FloatArray]:

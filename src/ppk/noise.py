@@ -325,8 +325,8 @@ class BetaBinomial(NaturalNoise):
     """``X ~ BetaBinomial(n, a, b)``: binomial rows whose p the attacker only knows to follow Beta(a, b).
 
     Log-concave when ``a, b >= 1``.  The pmf comes from its closed-form ratios
-    ``w_{k+1}/w_k = (n - k)(k + a) / ((k + 1)(n - k - 1 + b))`` summed in long double, normalised on
-    its window.
+    ``w_{k+1}/w_k = (n - k)(k + a) / ((k + 1)(n - k - 1 + b))``, their logs summed in long double with
+    compensation (C++, docs/natural-noise.md "Accuracy"), normalised over the whole support.
     """
 
     def __init__(self, n: int, a: float, b: float):
@@ -355,13 +355,7 @@ class BetaBinomial(NaturalNoise):
         """The whole support's log pmf (computed once)."""
         if self._cache is not None:
             return self._cache
-        n, a, b = self.n, LD(self.a), LD(self.b)
-        k = np.arange(n, dtype=LD)
-        log_ratio = np.log(n - k) + np.log(k + a) - np.log(k + 1) - np.log(n - k - 1 + b)
-        log_w = np.concatenate([np.zeros(1, dtype=LD), np.cumsum(log_ratio)])
-        log_w -= log_w.max()
-        total = np.exp(log_w).sum()
-        log_w -= np.log(total)                 # normalised over the whole support
+        log_w = _kernels.beta_binomial_logpmf(self.n, self.a, self.b)
         self._cache = log_w
         return log_w
 
