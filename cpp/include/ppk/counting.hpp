@@ -672,10 +672,12 @@ class NoisyCountDirection {
     struct Partial { std::array<BlockSum, 2> s, sj, sj2, sj3; std::array<CompensatedSum, 2> tail; std::int64_t end; };
     std::array<Partial, 2> part{};   // the walks down (0) and up (1); end: the last k each reached
     part[0].end = part[1].end = k_ref;
+    std::array<real, 2> e_ref{};     // the terms at k_ref (both walks start from them)
     for (int a = 0; a < 2; ++a) {
       out[a].peak = k_ref;
       out[a].scale = scale[a];
-      part[1].s[a].add(std::exp(log_term(a, k_ref, lw_ref) - scale[a]));
+      e_ref[a] = std::exp(log_term(a, k_ref, lw_ref) - scale[a]);
+      part[1].s[a].add(e_ref[a]);
     }
     if (lw_ref == -kInf) return out;
     auto walk = [&](int dir) {
@@ -684,9 +686,11 @@ class NoisyCountDirection {
       std::array<real, 2> e, prev, gauss;   // prev: the term at the last check
       std::array<bool, 2> done{false, false};
       for (int a = 0; a < 2; ++a) {
-        e[a] = prev[a] = std::exp(log_term(a, k_ref, lw_ref) - scale[a]);
-        // exp(t_a(k_ref + dir) - t_a(k_ref)) without the binomial ratio
-        gauss[a] = std::exp(dir > 0 ? slope[a] - 0.5L * is2 : -slope[a] - 0.5L * is2);
+        e[a] = prev[a] = e_ref[a];
+        // exp(t_a(k_ref + dir) - t_a(k_ref)) without the binomial ratio (for the recurrence only: without
+        // it every term is an anchor, formed from its log -- at sigma < 1, where walks are a few terms
+        // long and these exps were most of a loss's cost)
+        gauss[a] = recur ? std::exp(dir > 0 ? slope[a] - 0.5L * is2 : -slope[a] - 0.5L * is2) : 0;
       }
       std::int64_t steps = 0;
       for (std::int64_t k = k_ref + dir; k >= 0 && k <= N && !(done[0] && done[1]); k += dir) {
@@ -705,7 +709,7 @@ class NoisyCountDirection {
             pt.sj2[a].flush();
             pt.sj3[a].flush();
             e[a] = std::exp(log_term(a, k, lwk) - scale[a]);
-            gauss[a] = std::exp(dir * slope[a] - (2 * d * dir + 1) * 0.5L * is2);   // to k + dir
+            if (recur) gauss[a] = std::exp(dir * slope[a] - (2 * d * dir + 1) * 0.5L * is2);   // to k + dir
           } else {
             e[a] *= ratio * gauss[a];
             gauss[a] *= shrink;
@@ -780,9 +784,30 @@ class NoisyCountDirection {
     // increment of the walk and its stopping rule would never fire).
     std::int64_t m_ref = 0;
     real x_ref = vs, log_c = vs >= 100 ? -0.5L * vs * vs : 0;
+    // erfc(|x_m| / sqrt 2) for x_m < 100, by m: the peak searches and the peaks' h ask for the same
+    // few m (at small N most erfcl calls of a tail pair were repeats).  Off in the walks, which may
+    // run on two threads and visit each m once.
+    struct ErfcMemo { std::array<std::int64_t, 16> m; std::array<real, 16> value; } erfc_memo;
+    erfc_memo.m.fill(std::numeric_limits<std::int64_t>::min());
+    bool memo_on = true;
+    auto erfc_of = [&](std::int64_t m, real x) {
+      if (!memo_on) return std::erfc(std::fabs(x) * kSqrt1_2);
+      const std::size_t slot = static_cast<std::size_t>(m) & 15;
+      if (erfc_memo.m[slot] != m) {
+        erfc_memo.m[slot] = m;
+        erfc_memo.value[slot] = std::erfc(std::fabs(x) * kSqrt1_2);
+      }
+      return erfc_memo.value[slot];
+    };
+    auto log_sf_m = [&](std::int64_t m) {   // log_sf(x_of(m)) (normal.hpp), its erfcl memoised
+      const real x = x_of(m);
+      if (x <= 0) return std::log1p(-0.5L * erfc_of(m, x));
+      if (x < 100) return std::log(0.5L * erfc_of(m, x));
+      return log_sf(x);
+    };
     auto log_s_rel = [&](std::int64_t m) {
       const real x = x_of(m);
-      if (x < 100) return log_sf(x) - log_c;
+      if (x < 100) return log_sf_m(m) - log_c;
       const real d = static_cast<real>(m - m_ref);
       const real ref = log_c != 0 ? 0 : -0.5L * x_ref * x_ref;   // log C_ref - log C
       return log_mills(x) - kLnSqrt2Pi + ref + d * (x_ref / sigma - 0.5L * d * is2);
@@ -792,9 +817,9 @@ class NoisyCountDirection {
     // t_{k+1} - t_k for the peak searches, from the closed-form pmf ratio and the exact change of log S
     // (for x >= 100 with m_ref = 0: log Mills(x_{m+1}) - log Mills(x_m) + v - (m + 1/2)/sigma^2)
     auto log_s_step = [&](std::int64_t m) {
-      const real x1 = x_of(m), x2 = x_of(m + 1);
+      const real x2 = x_of(m + 1);
       if (x2 >= 100) return log_mills_ratio(x2, 1 / sigma) * -1 + v - (static_cast<real>(m) + 0.5L) * is2;
-      return log_sf(x2) - log_sf(x1);
+      return log_sf_m(m + 1) - log_sf_m(m);
     };
     auto peak_of = [&](int shift) {
       return log_concave_peak_by_step([&](std::int64_t k) { return w_.log_step(k) + log_s_step(k - k0 + shift); },
@@ -837,8 +862,8 @@ class NoisyCountDirection {
         }
         return x >= 10 ? mills_series(x) / x * inv_sqrt_2pi : -1;
       }
-      if (x <= 0) return 1 - 0.5L * std::erfc(-x * kSqrt1_2);
-      return x < 100 ? 0.5L * std::erfc(x * kSqrt1_2) : -1;
+      if (x <= 0) return 1 - 0.5L * erfc_of(m, x);
+      return x < 100 ? 0.5L * erfc_of(m, x) : -1;
     };
     // log G(d), and G(d + dir) / G(d) (1 outside the Mills regime)
     auto log_g = [&](std::int64_t d) { return mills ? static_cast<real>(d) * (a_ref - 0.5L * static_cast<real>(d) * is2) : 0; };
@@ -918,6 +943,7 @@ class NoisyCountDirection {
         }
       }
     };
+    if (long_walk(peak, is2)) memo_on = false;   // the walks run on two threads
     run_both(long_walk(peak, is2), [&] { walk(-1, part[0], nullptr); }, [&] { walk(1, part[1], nullptr); });
     CompensatedSum sa = part[1].sa.flushed(), sb = part[1].sb.flushed(), ta = part[1].ta, tb = part[1].tb;
     sa.merge(part[0].sa.flushed());
