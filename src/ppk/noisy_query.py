@@ -88,6 +88,13 @@ class _Result:
     log_upper: float
 
 
+def _moments(k: FloatArray, log_w: FloatArray) -> tuple[float, float]:
+    """Mean and variance of the (unnormalised) weights e^log_w at the points k."""
+    p = np.exp(log_w - log_w.max())
+    mean = float(p.dot(k) / p.sum())
+    return mean, float(p.dot((k - mean) ** 2) / p.sum())
+
+
 class _Engine:
     """delta(eps) for one natural-noise window and one added noise."""
 
@@ -98,9 +105,7 @@ class _Engine:
         self.w, self.noise = w, noise
         self.k = (w.offset + np.arange(w.size)).astype(float)
         self.lw = np.asarray(w.log_pmf, dtype=float)
-        p = np.exp(self.lw)
-        self.mean = float(p.dot(self.k) / p.sum())
-        self.var = float(p.dot((self.k - self.mean) ** 2) / p.sum())
+        self.mean, self.var = _moments(self.k, self.lw)
         self.err = 4e-16 * (1.0 + float(np.max(np.abs(self.lw[np.isfinite(self.lw)]), initial=0.0)))
         # the density at a point takes only the terms within the noise's reach when they dominate:
         # every other term is below e^floor (w_k <= 1 times the density beyond the reach)
@@ -614,12 +619,11 @@ class NoisyQuery(PrivacyCurve):
             negligible = slack <= res.log_delta + _LOG_TINY_RELATIVE or res.log_delta == -math.inf
             if negligible or depth >= DEPTH_MAX or w.log_dropped >= last_dropped - 0.7:
                 break      # (the last: a deeper window leaves out no less -- the law's rounding floor)
-            target = 2 * depth
-            deeper = self._window(target)
+            deeper = self._window(2 * depth)
             if (deeper.offset, deeper.size) == (w.offset, w.size):
                 break      # the window already holds the whole support: a deeper one is the same
             last_dropped = w.log_dropped
-            depth = target
+            depth *= 2
         upper = min(upper, cap, 0.0)
         # reported: the estimate when the window's slack is negligible (then the bound need only be within
         # _LOG_TIGHT), else the bound itself (then it must be within the stated 1e-9 of the estimate)
@@ -643,10 +647,7 @@ class NoisyQuery(PrivacyCurve):
             return DEPTH_START      # (a window holding the whole support: no deeper one differs)
         if self._variance is None:
             lw = np.asarray(first.log_pmf, dtype=float)
-            p = np.exp(lw - lw.max())
-            k = np.arange(lw.size)
-            mean = float(p.dot(k) / p.sum())
-            self._variance = float(p.dot((k - mean) ** 2) / p.sum())
+            self._variance = _moments(np.arange(lw.size, dtype=float), lw)[1]
         sd = math.sqrt(self._variance + 2 * self.added.scale ** 2)
         if not sd > 0:
             return DEPTH_START

@@ -40,29 +40,28 @@ inline real beta_binomial_log_ratio(std::int64_t n, real a, real b, std::int64_t
 // has n + 1 entries; the prefix sums are formed in place, so the caller holds two arrays, not three).
 inline void log_pmf_from_ratios(const std::vector<real>& ratio, std::vector<real>& log_w) {
   const std::size_t n = ratio.size();
-  std::vector<real>& out = log_w;
   CompensatedSum s;
-  out[0] = 0;
+  log_w[0] = 0;
   for (std::size_t k = 0; k < n; ++k) {
     if ((k & 0xffff) == 0) poll_cancel();
-    s.add(out[k + 1]);
-    out[k + 1] = s.value();
+    s.add(log_w[k + 1]);
+    log_w[k + 1] = s.value();
   }
-  const real top = *std::max_element(out.begin(), out.end());
+  const real top = *std::max_element(log_w.begin(), log_w.end());
   constexpr std::size_t kBlock = 32;
   BlockSum total;
   real e = 0;
   for (std::size_t k = 0; k <= n; ++k) {
     if (k % kBlock == 0) {
       total.flush();
-      e = std::exp(out[k] - top);
+      e = std::exp(log_w[k] - top);
     } else {
       e *= ratio[k - 1];
     }
     total.add(e);
   }
   const real shift = top + std::log(total.flushed().value());
-  for (real& v : out) v -= shift;
+  for (real& v : log_w) v -= shift;
 }
 
 }  // namespace ppk

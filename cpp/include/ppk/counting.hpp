@@ -943,8 +943,9 @@ class NoisyCountDirection {
         }
       }
     };
-    if (long_walk(peak, is2)) memo_on = false;   // the walks run on two threads
-    run_both(long_walk(peak, is2), [&] { walk(-1, part[0], nullptr); }, [&] { walk(1, part[1], nullptr); });
+    const bool two_threads = long_walk(peak, is2);
+    if (two_threads) memo_on = false;   // the walks run on two threads
+    run_both(two_threads, [&] { walk(-1, part[0], nullptr); }, [&] { walk(1, part[1], nullptr); });
     CompensatedSum sa = part[1].sa.flushed(), sb = part[1].sb.flushed(), ta = part[1].ta, tb = part[1].tb;
     sa.merge(part[0].sa.flushed());
     sb.merge(part[0].sb.flushed());
@@ -980,7 +981,7 @@ class NoisyCountDirection {
         std::array<Partial, 2> again{};
         std::array<Direct, 2> direct{};
         direct_add(direct[1], peak, term_peak_b);
-        run_both(long_walk(peak, is2), [&] { walk(-1, again[0], &direct[0]); }, [&] { walk(1, again[1], &direct[1]); });
+        run_both(two_threads, [&] { walk(-1, again[0], &direct[0]); }, [&] { walk(1, again[1], &direct[1]); });
         CompensatedSum sum = direct[1].sum, err = direct[1].err;
         sum.merge(direct[0].sum);
         err.merge(direct[0].err);
