@@ -315,8 +315,9 @@ class NoisyCountDirection {
       const bool below = root.v_side < v;
       (below ? el : eh) = root.at_side;
       (below ? va : vb) = root.v_side;
-      const real other = 2 * v - root.v_side;
-      (below ? eh : el) = loss(other, sigma, lw);
+      const real other = 2 * v - root.v_side, shift = other - root.v_side;
+      (below ? eh : el) = shift_expands(shift, root.side_moments)
+                              ? loss_shifted(root.at_side, root.side_moments, shift, sigma) : loss(other, sigma, lw);
       (below ? vb : va) = other;
       certified = el.L < eps - el.err && eh.L > eps + eh.err;
       if (certified) second_order = second_order_bound();
@@ -330,10 +331,25 @@ class NoisyCountDirection {
       real in_lo = v, in_hi = v;   // the outermost points found uncertified on each side
       bool both = false;
       const real side_width = certified ? vb - va : kInf;   // no use widening past the side bracket
-      LossMoments lm;
-      const LossEval center = loss(v, sigma, lw, &lm);   // one walk serves every narrow h (loss_pair)
+      // one walk serves every narrow h (loss_pair): the root search's last, at v or at the side point
+      // next to it while the pair expands from there, else one at v
+      real base = v;
+      LossMoments lm = root.v_moments;
+      LossEval at_base = root.at_v;
+      bool have_base = root.v_evaluated;
+      if (!have_base && !std::isnan(root.v_side)) {
+        base = root.v_side;
+        lm = root.side_moments;
+        at_base = root.at_side;
+        have_base = true;
+      }
       for (int it = 0; it < 80 && 2 * h < side_width; ++it, h *= 4) {
-        const auto [l, u] = loss_pair(v, h, sigma, lw, center, lm);
+        if (!have_base || (base != v && !(shift_expands(v - base - h, lm) && shift_expands(v - base + h, lm)))) {
+          at_base = loss(v, sigma, lw, &lm);
+          base = v;
+          have_base = true;
+        }
+        const auto [l, u] = loss_pair(v, h, sigma, lw, base, at_base, lm);
         const bool lo_ok = l.L < eps - l.err, hi_ok = u.L > eps + u.err;
         if (lo_ok && hi_ok) {
           both = true;
@@ -423,6 +439,11 @@ class NoisyCountDirection {
 
   // L, dL/dv, log of the P_0 density at the point, E_0[j] and the rounding bound of L at v.
   struct LossEval { real L, dL, log_p0, mean0, err; };
+  // What loss_shifted needs from an evaluation at v to evaluate the loss near v without a walk.
+  struct LossMoments {
+    std::array<real, 2> mu1{}, mu2{}, mu3{};   // moments of d = k - p0 under S'_0, S'_1
+    real d_max = 0, jr = 0, x_r = 0;
+  };
   // The root v, |f / L'|, L' and the error of L there; when Newton stopped one step short of the
   // rounding floor (solve_loss), the last point evaluated, whose side of the root is certified.
   struct Root {
@@ -430,6 +451,10 @@ class NoisyCountDirection {
     bool slope_measured = false;   // slope is L' or a secant, not the approximation's guess
     real v_side = kNaN;
     LossEval at_side{};
+    LossMoments side_moments{};   // the walk's at v_side: the loss near it without another walk
+    bool v_evaluated = false;     // the search's last evaluation was at v itself: its loss and moments
+    LossEval at_v{};
+    LossMoments v_moments{};
   };
 
   // Where the root search starts without a hint: the Laplace approximation of the loss.  The
@@ -508,7 +533,8 @@ class NoisyCountDirection {
     bool have_prev = false;
     for (int it = 0; it < 400; ++it) {
       poll_cancel();
-      const LossEval e = loss(v, sigma, lw);
+      LossMoments lm;
+      const LossEval e = loss(v, sigma, lw, &lm);
       const real f = e.L - eps;
       if (!std::isfinite(f)) {   // cannot tell the side: back towards the last good iterate
         if (!have_prev) break;
@@ -529,6 +555,9 @@ class NoisyCountDirection {
       }
       r = Root{v, std::fabs(f / slope), slope, e.err};
       r.slope_measured = analytic || slope != slope_guess;
+      r.at_v = e;         // (the loss at r.v unless the early exit below moves r.v on)
+      r.v_moments = lm;
+      r.v_evaluated = true;
       if (std::fabs(f) <= e.err) break;  // at the rounding floor of L (the certified bracket widens by err/slope)
       real next = v - f / slope;
       if (!std::isfinite(next) || next <= lo || next >= hi || stalled) next = lo + (hi - lo) / 2;
@@ -541,9 +570,11 @@ class NoisyCountDirection {
         // falls back to the tightest bracket whenever this one's second-order bound is not small
         // enough -- at the same count of evaluations as confirming the iterate would have taken.
         r.v = next;
+        r.v_evaluated = false;
         r.step_est = 0;     // next is at the rounding floor: only err/L' is left
         r.v_side = v;       // |f| > err here: L - eps has a certified sign
         r.at_side = e;
+        r.side_moments = lm;
         break;
       }
       if (std::fabs(next - v) <= 1e-19L * std::max<real>(1, std::fabs(v))) break;
@@ -563,11 +594,6 @@ class NoisyCountDirection {
   //   L = v - (j_r + 1/2)/sigma^2 + log S'_1 - log S'_0
   // and no exponent is a difference of two numbers of size v j (1e13 at N = 1e10).  The sums share
   // one scale (then L comes from the mantissas) unless S'_1 would underflow against it.
-  // What loss_pair needs from an evaluation at v to evaluate the loss at v +- h without a walk.
-  struct LossMoments {
-    std::array<real, 2> mu1{}, mu2{}, mu3{};   // moments of d = k - p0 under S'_0, S'_1
-    real d_max = 0, jr = 0, x_r = 0;
-  };
   LossEval loss(real v, real sigma, LogPmfMemo& lw, LossMoments* lm = nullptr) const {
     const std::int64_t k0 = w_.mode(), N = w_.N();
     const real is2 = 1 / (sigma * sigma);
@@ -609,36 +635,39 @@ class NoisyCountDirection {
     return {L, 1 + m1 - m0, log_p0, m0, err};
   }
 
-  // The loss at v - h and v + h.  Moving v by s h multiplies each posterior term by e^{s h d}
+  // The loss at v + sh from the walk at v.  Moving v by sh multiplies each posterior term by e^{sh d}
   // (d = k - p0, same reference and scale), so with the moments mu_n of d under each sum
-  //   S_a(v + s h) / S_a(v) = 1 + X_a,  X_a = s h mu1 + h^2/2 mu2 + s h^3/6 mu3,
-  // up to (h d_max)^4 / 24 e^{h d_max}, and
-  //   L(v + s h) = L(v) + s h + log1p(X_1) - log1p(X_0),
-  //   log p_0(v + s h) = log p_0(v) + log1p(X_0) - s h sigma x_r - (h sigma)^2 / 2.
-  // One walk (at v) instead of two while h d_max <= 1e-5 (the remainder is then below 5e-22,
-  // added to err); otherwise two evaluations.
-  std::pair<LossEval, LossEval> loss_pair(real v, real h, real sigma, LogPmfMemo& lw,
-                                          const LossEval& center, const LossMoments& lm) const {
-    const real hd = h * lm.d_max;
-    if (!(hd <= 1e-5L)) return {loss(v - h, sigma, lw), loss(v + h, sigma, lw)};
+  //   S_a(v + sh) / S_a(v) = 1 + X_a,  X_a = sh mu1 + sh^2/2 mu2 + sh^3/6 mu3,
+  // up to (|sh| d_max)^4 / 24 e^{|sh| d_max}, and
+  //   L(v + sh) = L(v) + sh + log1p(X_1) - log1p(X_0),
+  //   log p_0(v + sh) = log p_0(v) + log1p(X_0) - sh sigma x_r - (sh sigma)^2 / 2.
+  // Valid while |sh| d_max <= 1e-5 (the remainder is then below 5e-22, added to err).
+  static bool shift_expands(real sh, const LossMoments& lm) { return std::fabs(sh) * lm.d_max <= 1e-5L; }
+  static LossEval loss_shifted(const LossEval& center, const LossMoments& lm, real sh, real sigma) {
+    const real h = std::fabs(sh), hd = h * lm.d_max;
     const real remainder = hd * hd * hd * hd / 24 * std::exp(hd);
-    auto at = [&](int sgn) {
-      const real sh = sgn * h;
-      std::array<real, 2> x, mean;
-      for (int a = 0; a < 2; ++a) {
-        x[a] = sh * lm.mu1[a] + 0.5L * h * h * lm.mu2[a] + sh * h * h / 6 * lm.mu3[a];
-        mean[a] = (lm.mu1[a] + sh * lm.mu2[a] + 0.5L * h * h * lm.mu3[a]) / (1 + x[a]);
-      }
-      const real m0 = lm.jr + mean[0], m1 = lm.jr + mean[1];   // E_a[j], j relative to the mode
-      LossEval e;
-      e.L = center.L + sh + std::log1p(x[1]) - std::log1p(x[0]);
-      e.dL = 1 + m1 - m0;
-      e.log_p0 = center.log_p0 + std::log1p(x[0]) - sh * sigma * lm.x_r - 0.5L * (h * sigma) * (h * sigma);
-      e.mean0 = m0;
-      e.err = center.err + 4 * remainder + 1e-18L * (std::fabs(sh) + std::fabs(x[0]) + std::fabs(x[1]));
-      return e;
-    };
-    return {at(-1), at(1)};
+    std::array<real, 2> x, mean;
+    for (int a = 0; a < 2; ++a) {
+      x[a] = sh * lm.mu1[a] + 0.5L * h * h * lm.mu2[a] + sh * h * h / 6 * lm.mu3[a];
+      mean[a] = (lm.mu1[a] + sh * lm.mu2[a] + 0.5L * h * h * lm.mu3[a]) / (1 + x[a]);
+    }
+    const real m0 = lm.jr + mean[0], m1 = lm.jr + mean[1];   // E_a[j], j relative to the mode
+    LossEval e;
+    e.L = center.L + sh + std::log1p(x[1]) - std::log1p(x[0]);
+    e.dL = 1 + m1 - m0;
+    e.log_p0 = center.log_p0 + std::log1p(x[0]) - sh * sigma * lm.x_r - 0.5L * (h * sigma) * (h * sigma);
+    e.mean0 = m0;
+    e.err = center.err + 4 * remainder + 1e-18L * (std::fabs(sh) + std::fabs(x[0]) + std::fabs(x[1]));
+    return e;
+  }
+
+  // The loss at v - h and v + h: from a walk at a point `base` near v (loss_shifted) where it
+  // expands, else two walks.
+  std::pair<LossEval, LossEval> loss_pair(real v, real h, real sigma, LogPmfMemo& lw, real base,
+                                          const LossEval& at_base, const LossMoments& lm) const {
+    const real lo = (v - base) - h, hi = (v - base) + h;
+    if (!(shift_expands(lo, lm) && shift_expands(hi, lm))) return {loss(v - h, sigma, lw), loss(v + h, sigma, lw)};
+    return {loss_shifted(at_base, lm, lo, sigma), loss_shifted(at_base, lm, hi, sigma)};
   }
 
   // The posterior sums of the loss, S_a = sum_k exp(t_a(k) - scale_a) with
@@ -890,21 +919,79 @@ class NoisyCountDirection {
     struct Direct { CompensatedSum sum, err; };
     const real rho_direct = kRho + rounding_bound(scale);
     const real factor_b = std::exp((b_own ? scale_b - scale : 0) + (std::isnan(eps_direct) ? 0 : eps_direct));
+    // r_j - eps at j = k - k0, and the Mills-ratio step in it
+    auto r_minus_eps = [&](std::int64_t jj, real& step_r) {
+      step_r = -log_mills_ratio(x_of(jj + 1), 1 / sigma);
+      return step_r + ((v - eps_direct) - (static_cast<real>(jj) + 0.5L) * is2);
+    };
     auto direct_add = [&](Direct& d, std::int64_t k, real term_b) {
       const real j = static_cast<real>(k - k0);
       const real t = term_b * factor_b;
-      const real step_r = -log_mills_ratio(x_of(k - k0 + 1), 1 / sigma);
-      const real em = std::expm1(step_r + ((v - eps_direct) - (j + 0.5L) * is2));
+      real step_r;
+      const real em = expm1_near0(r_minus_eps(k - k0, step_r));
       d.sum.add(t * em);
       // t to rho; r_j - eps to a few ulps of its parts
       const real r_err = 1e-18L * (std::fabs(step_r) + std::fabs(v) + std::fabs(eps_direct) + std::fabs(j + 0.5L) * is2);
       d.err.add(t * (std::fabs(em) * rho_direct + (1 + std::fabs(em)) * r_err));
+    };
+    // h along a walk without an erfcl or a Mills series per step: a walk up reads h(j + 1) at
+    // m = j + 1, a walk down h(j) at m = j, one new m per step, x moving by d = -dir / sigma.  From an
+    // exact h (at the walk's start and at each anchor of the pmf recurrence) the next ones follow from
+    // the strip mass I_d (GaussStrip):
+    //   outside the Mills regime  h = sf(x):       h(m + dir) = h(m) - pdf(x) I_d(x),  pdf by its step ratio;
+    //   in it                     h = R(x)/sqrt(2pi): h(m + dir) = (h(m) - I_d(x)/sqrt(2pi)) e^{x d + d^2/2}.
+    // Either way an error of h is carried on relative to h times at most 1/(1 - |x d|) per step, so the
+    // recurrence runs only where |x d| <= 0.05 (GaussStrip::degree_for): over the <= 32 steps between
+    // anchors a few ulps grow at most 5-fold, ~1e-18 relative, inside kRho.
+    const std::array<GaussStrip, 2> strip{GaussStrip(1 / sigma), GaussStrip(-1 / sigma)};   // walk down, up
+    const real strip_d2 = std::exp(is2), strip_md2 = std::exp(-is2);   // e^{+-d^2}
+    // where h_of would call erfcl or sum the Mills series (x >= 100: its fixed polynomial, as cheap as a step)
+    auto stepped = [&](real x) { return x < 100 && (!mills || x >= 10); };
+    struct HStep { bool live = false; int degree = 0; std::int64_t m = 0; real x = 0, h = 0, aux = 0, mult = 0; };
+    auto h_start = [&](HStep& s, std::int64_t m, real h, int dir) {
+      s.live = false;
+      s.m = m;
+      s.h = h;
+      s.x = x_of(m);
+      if (!(h > 0) || !stepped(s.x)) return;
+      const real d = -dir / sigma;
+      s.degree = strip[dir > 0].degree_for(std::fabs(s.x) + kAnchorStride * std::fabs(d));
+      if (s.degree < 0) return;
+      s.live = true;
+      if (mills) {
+        s.aux = std::exp(s.x * d + 0.5L * d * d);   // e^{x d + d^2/2}, times e^{d^2} per step
+      } else {
+        s.aux = std::exp(-0.5L * s.x * s.x) * inv_sqrt_2pi;   // pdf(x)
+        s.mult = std::exp(-s.x * d - 0.5L * d * d);             // pdf(x + d) / pdf(x), times e^{-d^2} per step
+      }
+    };
+    auto h_next = [&](HStep& s, std::int64_t m, bool anchor, int dir) {
+      if (anchor || (s.live && m != s.m + dir)) {
+        h_start(s, m, h_of(m), dir);
+        return s.h;
+      }
+      if (!s.live) return h_of(m);   // (tried again at the next anchor)
+      const real i_d = strip[dir > 0](s.x, s.degree);
+      const real h = mills ? (s.h - i_d * inv_sqrt_2pi) * s.aux : s.h - s.aux * i_d;
+      if (mills) {
+        s.aux *= strip_d2;
+      } else {
+        s.aux *= s.mult;
+        s.mult *= strip_md2;
+      }
+      s.m = m;
+      s.x = x_of(m);
+      s.h = h;
+      if (!(h > 0) || !stepped(s.x)) h_start(s, m, h_of(m), dir);   // leaving the domain: exact again
+      return s.h;
     };
     auto walk = [&](int dir, Partial& pt, Direct* direct) {
       LogPmfMemoRange& memo = lw.side(dir);
       bool a_done = false, b_done = false;
       real prev_a = term_peak_a, prev_b = term_peak_b;   // the terms at the last check
       real h_lo = h_peak_b, h_hi = h_peak_a;   // h(j), h(j+1) at the current k
+      HStep hs;
+      h_start(hs, dir > 0 ? j_peak + 1 : j_peak, dir > 0 ? h_peak_a : h_peak_b, dir);
       // f and the step ratios of G for B (index 0, d = j - m_ref) and A (index 1, d = j + 1 - m_ref)
       std::array<real, 2> f{std::exp(log_g(-1)), 1}, g{g_ratio(-1, dir), g_ratio(0, dir)};
       for (std::int64_t k = peak, steps = 1; !(a_done && b_done); ++steps) {
@@ -927,8 +1014,9 @@ class NoisyCountDirection {
             g[a] = g_ratio(d, dir);
           }
         }
-        if (dir > 0) { h_lo = h_hi; h_hi = h_of(next - k0 + 1); }
-        else { h_hi = h_lo; h_lo = h_of(next - k0); }
+        const bool anchor = next % kAnchorStride == 0;
+        if (dir > 0) { h_lo = h_hi; h_hi = h_next(hs, next - k0 + 1, anchor, dir); }
+        else { h_hi = h_lo; h_lo = h_next(hs, next - k0, anchor, dir); }
         k = pt.end = next;
         const real term_a = a_done ? 0 : term(memo, k, f[1], h_hi, 1);
         const real term_b = b_done ? 0 : term(memo, k, f[0], h_lo, 0);
@@ -943,9 +1031,22 @@ class NoisyCountDirection {
         }
       }
     };
+    // Whether delta will be summed term by term (below), predicted before the walk so that one walk
+    // does both: from the Gaussian mechanism of the same variance (sigma^2 + N p q), whose
+    // amplification Phi(-ya) / delta tracks the count's (at N = 1e7 within 25 % from sigma = 2e4 to
+    // 1e6); a wrong guess costs only time (a second walk, or direct terms not used).
+    const bool predict_direct = !std::isnan(eps_direct) && [&] {
+      const real s = std::sqrt(sigma * sigma + static_cast<real>(N) * w_.p() * w_.q());
+      const real log_delta_g = gaussian_delta(s, eps_direct).log_delta;
+      const real amplification_g = std::exp(log_sf(eps_direct * s - 1 / (2 * s)) - log_delta_g);
+      return amplification_g > 1e8L + 10 * std::fabs(log_delta_g);   // the test below, on the Gaussian
+    }();
+    std::array<Direct, 2> direct{};
+    if (predict_direct) direct_add(direct[1], peak, term_peak_b);
     const bool two_threads = long_walk(peak, is2);
     if (two_threads) memo_on = false;   // the walks run on two threads
-    run_both(two_threads, [&] { walk(-1, part[0], nullptr); }, [&] { walk(1, part[1], nullptr); });
+    run_both(two_threads, [&] { walk(-1, part[0], predict_direct ? &direct[0] : nullptr); },
+             [&] { walk(1, part[1], predict_direct ? &direct[1] : nullptr); });
     CompensatedSum sa = part[1].sa.flushed(), sb = part[1].sb.flushed(), ta = part[1].ta, tb = part[1].tb;
     sa.merge(part[0].sa.flushed());
     sb.merge(part[0].sb.flushed());
@@ -977,11 +1078,11 @@ class NoisyCountDirection {
       const real amplification = log_ratio < 0 ? -1 / std::expm1(log_ratio) : kInf;
       const real log_delta = log_ratio < 0 ? A.log_sum() + log1mexp(log_ratio) : 0;
       if (amplification > 1e8L + 10 * std::fabs(log_delta)) {
-        // the same walks again (they stop at the same k), now summing D_k
-        std::array<Partial, 2> again{};
-        std::array<Direct, 2> direct{};
-        direct_add(direct[1], peak, term_peak_b);
-        run_both(two_threads, [&] { walk(-1, again[0], &direct[0]); }, [&] { walk(1, again[1], &direct[1]); });
+        if (!predict_direct) {   // the same walks again (they stop at the same k), now summing D_k
+          std::array<Partial, 2> again{};
+          direct_add(direct[1], peak, term_peak_b);
+          run_both(two_threads, [&] { walk(-1, again[0], &direct[0]); }, [&] { walk(1, again[1], &direct[1]); });
+        }
         CompensatedSum sum = direct[1].sum, err = direct[1].err;
         sum.merge(direct[0].sum);
         err.merge(direct[0].err);

@@ -11,6 +11,8 @@
 // checked against mpmath in tests/test_kernels.py.
 #pragma once
 
+#include <array>
+
 #include "ppk/logspace.hpp"
 
 namespace ppk {
@@ -82,7 +84,7 @@ inline real log_mills_series_step(real ya, real d) {
     ra_pow *= ra;
   }
   const real delta_r = -d * (ya + yb) * ra * rb;
-  return std::log1p(delta_r * diff / sum);
+  return log1p_near0(delta_r * diff / sum);
 }
 
 // log R(ya + d) - log R(ya) for d > 0 given on its own (not as a difference of two large y):
@@ -94,7 +96,7 @@ inline real log_mills_series_step(real ya, real d) {
 // (terms fall by ~ya d <= 1e-3; 12 terms leave < 1e-36 relative).
 inline real log_mills_ratio(real ya, real d) {
   const real yb = ya + d;
-  if (ya >= 10) return log_mills_series_step(ya, d) - std::log1p(d / ya);
+  if (ya >= 10) return log_mills_series_step(ya, d) - log1p_near0(d / ya);
   if (d * std::max<real>(1, std::fabs(ya)) > 1e-3L) return log_mills(yb) - log_mills(ya);
   real he_prev = 1, he = ya;            // He_0, He_1
   real power = d, factorial = 1, sum = d;
@@ -109,5 +111,66 @@ inline real log_mills_ratio(real ya, real d) {
   const real log_p_over_sf = std::log(sum) - 0.5L * ya * ya - kLnSqrt2Pi - log_sf(ya);   // log(P / sf(ya))
   return std::log1p(-std::exp(log_p_over_sf)) + d * (ya + 0.5L * d);
 }
+
+// The normal mass of a strip next to x, relative to the density at x:
+//   I_d(x) = (sf(x) - sf(x + d)) / pdf(x) = int_0^d exp(-x t - t^2/2) dt = sum_n (-1)^n He_n(x) d^{n+1} / (n+1)!
+// (He the probabilists' Hermite polynomials).  It steps a tail along a lattice x_m = x_0 + m d without
+// an erfcl per point (ppk/counting.hpp, tail walks):
+//   sf(x + d) = sf(x) - pdf(x) I_d(x),   R(x + d) = (R(x) - I_d(x)) e^{x d + d^2/2}  (R = sf / pdf).
+// One d serves many x, so the series is collected once into a polynomial in x (the first kTerms
+// Hermite terms) and evaluated by Horner to the degree a range |x| <= X needs.
+class GaussStrip {
+ public:
+  static constexpr int kTerms = 16;
+
+  explicit GaussStrip(real d) : d_(d) {
+    if (!(std::fabs(d) <= kMaxStep)) return;   // never used (degree_for): no coefficients
+    const auto& he = hermite();
+    real weight = d;   // (-1)^n d^{n+1} / (n+1)!
+    for (int n = 0; n < kTerms; ++n) {
+      for (int i = 0; i <= n; ++i) c_[i] += weight * he[n][i];
+      weight *= -d / (n + 2);
+    }
+  }
+
+  // The degree of the polynomial that leaves less than 1e-21 |d| (about 2e-21 relative to I_d) for
+  // |x| <= X, or -1 where the series would need more than kTerms terms (X |d| > 0.05 or |d| > 0.01:
+  // the Hermite terms fall by ~max(X, sqrt n) |d| each, so the terms from kTerms on are below 1e-30 |d|).
+  int degree_for(real X) const {
+    if (!(X * std::fabs(d_) <= 0.05L && std::fabs(d_) <= kMaxStep)) return -1;
+    real rest = 0;   // sum of |c_i| X^i over the dropped degrees, from the top
+    std::array<real, kTerms> mag{};
+    real power = 1;
+    for (int i = 0; i < kTerms; ++i, power *= X) mag[i] = std::fabs(c_[i]) * power;
+    for (int deg = kTerms - 1; deg > 0; --deg) {
+      rest += mag[deg];
+      if (rest > 1e-21L * std::fabs(d_)) return deg;
+    }
+    return 0;
+  }
+
+  real operator()(real x, int degree) const {
+    real sum = c_[degree];
+    for (int i = degree - 1; i >= 0; --i) sum = c_[i] + x * sum;
+    return sum;
+  }
+
+ private:
+  static constexpr real kMaxStep = 0.01L;
+  // he[n][i]: the coefficient of x^i in He_n (He_{n+1} = x He_n - n He_{n-1}), built once
+  static const std::array<std::array<real, kTerms>, kTerms>& hermite() {
+    static const auto table = [] {
+      std::array<std::array<real, kTerms>, kTerms> he{};
+      he[0][0] = 1;
+      he[1][1] = 1;
+      for (int n = 1; n + 1 < kTerms; ++n)
+        for (int i = 0; i < kTerms; ++i) he[n + 1][i] = (i > 0 ? he[n][i - 1] : 0) - n * he[n - 1][i];
+      return he;
+    }();
+    return table;
+  }
+  real d_;
+  std::array<real, kTerms> c_{};
+};
 
 }  // namespace ppk
