@@ -261,7 +261,7 @@ class NoisyCountDirection {
   // whichever is smaller, plus rho (A + e^eps B) for rounding and the omitted mass of A.
   DeltaBounds threshold(real sigma, real eps, bool* resolved = nullptr, RootHint* hint = nullptr) const {
     LogPmfMemo lw(w_);
-    const Root root = solve_loss(sigma, eps, lw, start_from(hint, eps, sigma));
+    const Root root = solve_loss(sigma, eps, lw, start_from(hint, eps, sigma), true);
     if (hint != nullptr) *hint = hint->next(eps, root.v, root.slope, center());
     const real v = root.v;
     // Whether the root is located to a quarter count: from its uncertainty (|f/L'| + err/L') sigma^2
@@ -442,7 +442,7 @@ class NoisyCountDirection {
   // What loss_shifted needs from an evaluation at v to evaluate the loss near v without a walk.
   struct LossMoments {
     std::array<real, 2> mu1{}, mu2{}, mu3{};   // moments of d = k - p0 under S'_0, S'_1
-    real d_max = 0, jr = 0, x_r = 0;
+    real d_max = kInf, jr = 0, x_r = 0;   // (d_max infinite: no moments, nothing expands)
   };
   // The root v, |f / L'|, L' and the error of L there; when Newton stopped one step short of the
   // rounding floor (solve_loss), the last point evaluated, whose side of the root is certified.
@@ -509,7 +509,8 @@ class NoisyCountDirection {
   // dominates (N p q >> sigma^2) it is ~sigma^2/(N p q) and those means (~1e9) leave it no digits.
   // Then the step uses the secant of the last two iterates, or the Gaussian approximation
   // sigma^2 / (N p q + sigma^2) before there are two.
-  Root solve_loss(real sigma, real eps, LogPmfMemo& lw, real start = kNaN) const {
+  // moments: whether each evaluation also sums the moments the certified bound expands from (Root)
+  Root solve_loss(real sigma, real eps, LogPmfMemo& lw, real start = kNaN, bool moments = false) const {
     const std::int64_t N = w_.N(), k0 = w_.mode();
     const real is2 = 1 / (sigma * sigma);
     const real base = eps + 0.5L * is2;
@@ -534,7 +535,7 @@ class NoisyCountDirection {
     for (int it = 0; it < 400; ++it) {
       poll_cancel();
       LossMoments lm;
-      const LossEval e = loss(v, sigma, lw, &lm);
+      const LossEval e = loss(v, sigma, lw, moments ? &lm : nullptr);
       const real f = e.L - eps;
       if (!std::isfinite(f)) {   // cannot tell the side: back towards the last good iterate
         if (!have_prev) break;
@@ -602,8 +603,8 @@ class NoisyCountDirection {
         return w_.log_step(k) + v - (static_cast<real>(k - k0) + 0.5L + shift) * is2;
       };
     };
-    const std::int64_t p1 = log_concave_peak_by_step(increment(1), 0, N);
-    const std::int64_t p0 = log_concave_peak_by_step(increment(0), 0, N);
+    const std::int64_t p0 = log_concave_peak_near(increment(0), peak_guess(increment(0)(k0), is2), 0, N);
+    const std::int64_t p1 = log_concave_peak_near(increment(1), p0, 0, N);   // p1 <= p0, usually p0 or next to it
     const real jr = static_cast<real>(p0 - k0);
     const real slope0 = v - jr * is2, slope1 = slope0 - is2;
     auto term = [&](real slope, std::int64_t k) {
@@ -779,6 +780,18 @@ class NoisyCountDirection {
     return out;
   }
 
+  // Where the peak of a sum over the pmf times a concave factor (log-curvature <= 1/sigma^2 per count)
+  // probably is, from its increment at the mode: one Newton step with the curvature of the pmf's
+  // log-step at the mode plus is2 (log_concave_peak_near searches outward from it).
+  std::int64_t peak_guess(real increment_at_mode, real is2) const {
+    const std::int64_t k0 = w_.mode(), N = w_.N();
+    const real n = static_cast<real>(N), k = static_cast<real>(k0);
+    const real c = (n + 1) / ((k + 0.5L) * (n - k + 0.5L)) + is2;
+    const real step = increment_at_mode / c;
+    if (!(std::fabs(step) < n)) return increment_at_mode > 0 ? N : 0;
+    return std::min<std::int64_t>(N, std::max<std::int64_t>(0, k0 + static_cast<std::int64_t>(std::llround(step))));
+  }
+
   // Whether an outward walk from k is worth a second thread for its other direction: each way it
   // covers ~10.5 standard deviations of its terms (LinearStop's cut), whose log-curvature is about
   // the pmf's, N / (k (N - k)), plus the Gaussian's, 1/sigma^2.  From ~4,000 steps (~0.25 ms) on,
@@ -850,11 +863,8 @@ class NoisyCountDirection {
       if (x2 >= 100) return log_mills_ratio(x2, 1 / sigma) * -1 + v - (static_cast<real>(m) + 0.5L) * is2;
       return log_sf_m(m + 1) - log_sf_m(m);
     };
-    auto peak_of = [&](int shift) {
-      return log_concave_peak_by_step([&](std::int64_t k) { return w_.log_step(k) + log_s_step(k - k0 + shift); },
-                                      0, N);
-    };
-    const std::int64_t peak = peak_of(1);
+    auto increment_a = [&](std::int64_t k) { return w_.log_step(k) + log_s_step(k - k0 + 1); };
+    const std::int64_t peak = log_concave_peak_near(increment_a, k0 < N ? peak_guess(increment_a(k0), is2) : k0, 0, N);
     // B's peak is A's or the next k, so it costs one step instead of a second search: with d(m) = log S(m+1)
     // - log S(m), decreasing (log S is concave in m), and the pmf's log-step l(k), also decreasing, B's
     // increment l(k) + d(j) lies between A's at k, l(k) + d(j+1), and A's at k - 1, l(k-1) + d(j).

@@ -14,6 +14,7 @@
 // shape), i.e. O(spread of the terms), independent of N; memory O(1).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 
@@ -76,6 +77,36 @@ class LinearStop {
 template <class Step>
 std::int64_t log_concave_peak_by_step(Step&& step, std::int64_t kmin, std::int64_t kmax) {
   std::int64_t lo = kmin, hi = kmax;
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (step(mid) > 0) lo = mid + 1; else hi = mid;
+  }
+  return lo;
+}
+
+// The same argmax searched outward from a guess: probes 1, 2, 4, ... steps away until the increment
+// changes sign, then bisection between the last two probes -- about 2 log2 |peak - guess| + 2
+// increments instead of log2(kmax - kmin), and the same k (the first with step(k) <= 0, or kmax).
+template <class Step>
+std::int64_t log_concave_peak_near(Step&& step, std::int64_t guess, std::int64_t kmin, std::int64_t kmax) {
+  guess = std::min(std::max(guess, kmin), kmax);
+  std::int64_t lo = kmin, hi = kmax;   // the peak lies in [lo, hi]
+  if (guess < kmax && step(guess) > 0) {
+    lo = guess + 1;
+    for (std::int64_t stride = 1; lo < kmax; stride *= 2) {
+      const std::int64_t probe = std::min(kmax, guess + stride);
+      if (probe == kmax) break;
+      if (step(probe) > 0) { lo = probe + 1; } else { hi = probe; break; }
+    }
+  } else {
+    hi = guess;
+    for (std::int64_t stride = 1; hi > kmin; stride *= 2) {
+      const std::int64_t probe = std::max(kmin, guess - stride);
+      if (step(probe) > 0) { lo = probe + 1; break; }
+      hi = probe;
+      if (probe == kmin) break;
+    }
+  }
   while (lo < hi) {
     const std::int64_t mid = lo + (hi - lo) / 2;
     if (step(mid) > 0) lo = mid + 1; else hi = mid;
