@@ -70,7 +70,7 @@ class DeltaAcrossSigma:
     """One delta at N = 1e7 for noise from a few counts to far above the natural noise (sd 1581):
     the cost the main job's sweep pays per point (issue target: under 5 ms for every sigma).  The
     full-support numpy reference is in DeltaAtN (sigma = 300); at these sizes it takes seconds."""
-    params = ([3.0, 300.0, 2000.0, 20000.0], [0.1, 1.0])
+    params = ([3.0, 300.0, 2000.0, 20000.0, 1e5, 1e6], [0.01, 0.1, 1.0])
     param_names = ["sigma", "eps"]
 
     def setup(self, sigma, eps):
