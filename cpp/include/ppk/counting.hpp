@@ -389,7 +389,7 @@ class NoisyCountDirection {
       return r;
     }
     real bound = log_add_exp(r.log_delta, second_order);
-    real rho = t.rho(), c_err = t.log_c_err(), bound_tail = A.log_tail;
+    real rho = t.rho(), c_err = t.log_c_err(), bound_tail = A.log_tail();
     bool first = false;
     // The first-order bound exceeds H(o*) by about width * e^eps p_0, the second-order one by
     // width * e^eps p_0 expm1(Delta_L): only where the loss moves by more than ~0.1 across the bracket
@@ -403,7 +403,7 @@ class NoisyCountDirection {
         bound = first_order;
         rho = std::max({rho, lo_pair.rho(), hi_pair.rho()});
         c_err = std::max({c_err, lo_pair.log_c_err(), hi_pair.log_c_err()});
-        bound_tail = lo_pair.A.log_tail;
+        bound_tail = lo_pair.A.log_tail();
         first = true;
       }
     }
@@ -620,16 +620,16 @@ class NoisyCountDirection {
     const LogConcaveSum &s0 = sums[0], &s1 = sums[1];
     const real m1 = static_cast<real>(s1.peak - k0) + s1.mean_offset;
     const real m0 = static_cast<real>(s0.peak - k0) + s0.mean_offset;
-    const real L = (v - (jr + 0.5L) * is2) + (shared ? std::log(s1.mantissa) - std::log(s0.mantissa)
-                                                     : s1.log_sum() - s0.log_sum());
+    const real log_m0 = s0.mantissa > 0 ? std::log(s0.mantissa) : -kInf, log_sum0 = s0.scale + log_m0;
+    const real L = (v - (jr + 0.5L) * is2) + (shared ? std::log(s1.mantissa) - log_m0 : s1.log_sum() - log_sum0);
     // rounding, plus the mass the walks left out (below e^-50 of each sum's peak term)
-    auto omitted = [](const LogConcaveSum& sum) { return sum.mantissa > 0 ? std::exp(sum.log_tail - sum.log_sum()) : 0; };
+    auto omitted = [](const LogConcaveSum& sum) { return sum.mantissa > 0 ? sum.tail / sum.mantissa : 0; };
     const real err = 2 * rounding_bound(scale) + 1e-18L * (std::fabs(v) + (std::fabs(jr) + 1) * is2) +
                      omitted(s0) + omitted(s1);
     // log of the P_0 density at o = k0 + v sigma^2: sum_k w_k phi_sigma(o - k), with the Gaussian
     // exponent -(v sigma - j/sigma)^2/2 written around j_r as for S'_0
     const real x_r = v * sigma - jr / sigma;
-    const real log_p0 = s0.log_sum() - 0.5L * x_r * x_r - std::log(sigma) - kLnSqrt2Pi;
+    const real log_p0 = log_sum0 - 0.5L * x_r * x_r - std::log(sigma) - kLnSqrt2Pi;
     if (lm != nullptr) {
       *lm = LossMoments{{s0.mean_offset, s1.mean_offset}, mom.mu2, mom.mu3, mom.d_max, jr, x_r};
     }
@@ -674,7 +674,7 @@ class NoisyCountDirection {
   // The posterior sums of the loss, S_a = sum_k exp(t_a(k) - scale_a) with
   //   t_a(k) = log w_k + d (slope_a - d/(2 sigma^2)),  d = k - k_ref,  slope_1 = slope_0 - 1/sigma^2,
   // and their mean offsets from k_ref, in one outward walk from k_ref (S_0's peak; S_1 peaks at
-  // peak1 <= k_ref), each sum stopped by remainder_negligible at its own peak `top_a`.  Consecutive
+  // peak1 <= k_ref), each sum stopped by LinearStop at its own peak `top_a`.  Consecutive
   // terms differ by the exact binomial ratio times exp(+-(slope_a - (2d +- 1)/(2 sigma^2))), and that
   // factor itself changes by exp(-1/sigma^2) per step, so for sigma >= 1 a term costs two
   // multiplications instead of an expl; at every multiple of 32 in k (kAnchorStride: the same k for
@@ -727,7 +727,7 @@ class NoisyCountDirection {
         poll_cancel();
         ++steps;
         const bool anchor = !recur || k % kAnchorStride == 0 || !std::isfinite(gauss[0]) || !std::isfinite(gauss[1]);
-        const bool check = (steps & 7) == 0;
+        const bool check = !recur || (steps & 7) == 0;   // (sigma < 1: terms fall by e^-1/(2 sigma^2) and more per step)
         const real lwk = anchor ? memo(k) : 0;
         const real ratio = anchor ? 0 : w_.ratio(k - dir, dir);   // w_k / w_{k-dir}
         const real d = static_cast<real>(k - k_ref);
@@ -738,7 +738,7 @@ class NoisyCountDirection {
             pt.sj[a].flush();
             pt.sj2[a].flush();
             pt.sj3[a].flush();
-            e[a] = std::exp(log_term(a, k, lwk) - scale[a]);
+            e[a] = exp_or_zero(log_term(a, k, lwk) - scale[a]);
             if (recur) gauss[a] = std::exp(dir * slope[a] - (2 * d * dir + 1) * 0.5L * is2);   // to k + dir
           } else {
             e[a] *= ratio * gauss[a];
@@ -752,7 +752,7 @@ class NoisyCountDirection {
           }
           pt.end = k;
           if (check) {
-            done[a] = stop[a](e[a], prev[a], pt.tail[a]);
+            done[a] = stop[a](e[a], prev[a], pt.tail[a], recur ? 8 : 1);
             prev[a] = e[a];
           }
         }
@@ -765,7 +765,7 @@ class NoisyCountDirection {
       sj.merge(part[0].sj[a].flushed());
       tail.merge(part[0].tail[a]);
       out[a].mantissa = s.value();
-      out[a].log_tail = tail.value() > 0 ? scale[a] + std::log(tail.value()) : -kInf;
+      out[a].tail = tail.value();
       out[a].mean_offset = sj.value() / s.value();
       if (moments != nullptr) {
         CompensatedSum sj2 = part[1].sj2[a].flushed(), sj3 = part[1].sj3[a].flushed();
@@ -910,9 +910,9 @@ class NoisyCountDirection {
       return mills ? std::exp(dir * a_ref - (2 * static_cast<real>(d) * dir + 1) * 0.5L * is2) : 1;
     };
     auto term = [&](LogPmfMemoRange& memo, std::int64_t k, real f, real h, int shift) {
-      if (shift == 0 && b_own) return std::exp(log_term_in(memo, k, 0) - scale_b);
+      if (shift == 0 && b_own) return exp_or_zero(log_term_in(memo, k, 0) - scale_b);
       const real t = f * h * c0;
-      return h > 0 && t < kInf ? t : std::exp(log_term_in(memo, k, shift) - scale);
+      return h > 0 && t < kInf ? t : exp_or_zero(log_term_in(memo, k, shift) - scale);
     };
     const std::int64_t j_peak = peak - k0;
     const real h_peak_b = h_of(j_peak), h_peak_a = h_of(j_peak + 1);
@@ -924,6 +924,7 @@ class NoisyCountDirection {
     part[1].sa.add(term_peak_a);
     part[1].sb.add(term_peak_b);
     const LinearStop stop_a(scale, scale), stop_b(top_b, scale_b);
+    const int check_every = sigma < 1 ? 1 : 8;   // steps between stopping tests (terms fall steeply below 1)
     // The term-by-term sum of delta where A and e^eps B cancel (below): D_k = e^eps B_k expm1(r_j - eps),
     // relative to e^scale, with its rounding bound.
     struct Direct { CompensatedSum sum, err; };
@@ -1020,7 +1021,7 @@ class NoisyCountDirection {
           const real lrel = memo(next) - lw_peak;
           for (int a = 0; a < 2; ++a) {
             const std::int64_t d = next - k0 + a - m_ref;
-            f[a] = std::exp(lrel + log_g(d));
+            f[a] = exp_or_zero(lrel + log_g(d));
             g[a] = g_ratio(d, dir);
           }
         }
@@ -1033,9 +1034,9 @@ class NoisyCountDirection {
         pt.sa.add(term_a);
         pt.sb.add(term_b);
         if (direct != nullptr) direct_add(*direct, k, b_done ? term(memo, k, f[0], h_lo, 0) : term_b);
-        if (steps % 8 == 0) {   // by log-concavity each later step falls by >= the mean of the last 8
-          if (!a_done) a_done = stop_a(term_a, prev_a, pt.ta);
-          if (!b_done) b_done = stop_b(term_b, prev_b, pt.tb);
+        if (check_every == 1 || steps % 8 == 0) {   // by log-concavity each later step falls by >= the mean of the last n
+          if (!a_done) a_done = stop_a(term_a, prev_a, pt.ta, check_every);
+          if (!b_done) b_done = stop_b(term_b, prev_b, pt.tb, check_every);
           prev_a = term_a;
           prev_b = term_b;
         }
@@ -1069,8 +1070,8 @@ class NoisyCountDirection {
     A.peak = B.peak = peak;
     A.mantissa = sa.value();
     B.mantissa = sb.value();
-    A.log_tail = ta.value() > 0 ? A.scale + std::log(ta.value()) : -kInf;
-    B.log_tail = tb.value() > 0 ? B.scale + std::log(tb.value()) : -kInf;
+    A.tail = ta.value();
+    B.tail = tb.value();
     out.rel_scale = scale;
     out.rel_scale_b = scale_b;
     out.log_c = log_c;

@@ -3,11 +3,10 @@
 //
 // Every sum in the noisy-count kernel (ppk/counting.hpp) has terms t_k = log w_k + g(k)
 // with w the binomial pmf (log-concave) and g a Gaussian log-density or log-tail
-// (concave), so the sequence is log-concave and unimodal.  We find the peak by
-// bisection on the sign of t_{k+1} - t_k, then add terms outward.  Past the
-// peak the decrements d_k = t_{k+1} - t_k only grow in size, so once the last
-// decrement d < 0 is known the omitted remainder is at most
-// e^{t_k} e^d / (1 - e^d) (a geometric series).  We stop when that bound is below
+// (concave), so the sequence is log-concave and unimodal.  We find the peak from the
+// sign of t_{k+1} - t_k, then add terms outward.  Past the
+// peak the decrements d_k = t_{k+1} - t_k only grow in size, so the omitted remainder is
+// at most a geometric series (LinearStop).  We stop when that bound is below
 // e^{-50} (2e-22, under the long double's rounding of the sum, 5e-20) of the peak term and
 // report it, so callers can add it to an upper bound or an error bound.  Cost: the number of
 // terms within ~50 nats of the peak (about 10.5 standard deviations each way for a Gaussian
@@ -25,50 +24,50 @@ namespace ppk {
 struct LogConcaveSum {
   real scale = -kInf;      // the common log-scale the terms were summed against
   real mantissa = 0;       // sum of e^{t_k - scale} (compensated)
-  real log_tail = -kInf;   // log of a bound on the omitted mass
+  real tail = 0;           // a bound on the omitted mass, relative to e^scale like the mantissa
   real mean_offset = 0;    // sum of (k - peak) e^{t_k} / sum of e^{t_k}  (if requested)
   std::int64_t peak = 0;
   real log_sum() const { return mantissa > 0 ? scale + std::log(mantissa) : -kInf; }
+  real log_tail() const { return tail > 0 ? scale + std::log(tail) : -kInf; }
 };
 
-// The stopping rule of every outward walk over a log-concave sequence: at log-term t,
-// with every later step falling by at least d < 0, the rest is at most
-// e^t e^d / (1 - e^d).  Once that is below e^-50 of the peak term `top` (and t is
-// already 30 nats down), add the bound (relative to `scale`) to `tail` and say stop.
+// The stopping rule of every outward walk over a log-concave sequence, for terms held in linear
+// scale, e = e^{t - scale}, checked every n steps (8, or 1 where terms fall steeply: sigma < 1) with
+// en the term n steps before.  With q the mean step ratio of those n (q^n = e / en), every later step
+// falls by at least as much (log-concavity), so the rest is at most
+//   e q / (1 - q) <= n e / (1 - e / en)     (as 1 - q^n <= n (1 - q)).
+// Once that bound is below e^-50 of the peak term `top` (and e is already e^-30 below it), it is
+// added to `tail` and the walk stops -- no logs (the geometric bound from the last step's log-ratio,
+// used before, is tighter but stops at the same term, and its three logs per test were most of a
+// short walk's cost).  A term that has fallen from a positive value to 0 is below the long-double
+// range relative to scale (which the callers keep within 5000 of top): the rest is at most 8 such
+// terms.
 constexpr real kStopBelowTop = 30, kOmitBelowTop = 50;
-inline bool remainder_negligible(real t, real d, real top, real scale, CompensatedSum& tail) {
-  if (!(t < top - kStopBelowTop && d < 0)) return false;
-  const real log_bound = t + d - std::log(-std::expm1(d));
-  if (log_bound >= top - kOmitBelowTop) return false;
-  tail.add(std::exp(log_bound - scale));
-  return true;
-}
-
-// remainder_negligible for a walk whose terms are held in linear scale, e = e^{t - scale}, checked
-// every 8 steps with e8 the term 8 steps before.  A test without logs comes first: with q the mean
-// step ratio of those 8 (q^8 = e / e8), the rest is at most e q / (1 - q) <= 8 e / (1 - e / e8)
-// (as 1 - q^8 <= 8 (1 - q)); the logs are taken only once that looser bound is below the cut, and
-// then the exact rule decides (it stops whenever the looser bound does).  A term that has fallen
-// from a positive value to 0 is below the long-double range relative to scale (which the callers
-// keep within 5000 of top): the rest is at most 8 such terms.
 class LinearStop {
  public:
+  // (the cuts are thresholds only: the bound added is the computed one.  Most walks sum against their
+  // own peak, top == scale, where no exp is needed)
   LinearStop(real top, real scale)
-      : top_(top), scale_(scale), cut_down_(std::exp(top - kStopBelowTop - scale)),
-        cut_omit_(std::exp(top - kOmitBelowTop - scale)) {}
+      : cut_down_(top == scale ? kCutDown : std::exp(top - scale - kStopBelowTop)),
+        cut_omit_(cut_down_ * kCutMore) {}
 
-  bool operator()(real e, real e8, CompensatedSum& tail) const {
-    if (!(e8 > 0)) return false;   // rising from below the range
+  bool operator()(real e, real en, CompensatedSum& tail, int n = 8) const {
+    if (!(en > 0)) return false;   // rising from below the range
     if (e == 0) {
       tail.add(8 * std::numeric_limits<real>::denorm_min());
       return true;
     }
-    if (!(e < cut_down_ && e < e8 && 8 * e < cut_omit_ * (1 - e / e8))) return false;
-    return remainder_negligible(scale_ + std::log(e), (std::log(e) - std::log(e8)) / 8, top_, scale_, tail);
+    if (!(e < cut_down_ && e < en)) return false;
+    const real bound = n * e / (1 - e / en);
+    if (!(bound < cut_omit_)) return false;
+    tail.add(bound);
+    return true;
   }
 
  private:
-  real top_, scale_, cut_down_, cut_omit_;
+  static constexpr real kCutDown = 9.35762296884017460492e-14L;   // e^-30
+  static constexpr real kCutMore = 2.06115362243855782797e-9L;    // e^-20: cut_omit = e^-50 relative to top
+  real cut_down_, cut_omit_;
 };
 
 // argmax of a log-concave sequence on [kmin, kmax] from its increments step(k) = t_{k+1} - t_k

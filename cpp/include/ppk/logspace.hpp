@@ -36,6 +36,11 @@ inline real expm1_near0(real z) {
   return z * (1 + z * (0.5L + z * (1.0L / 6 + z * (1.0L / 24 + z * (1.0L / 120)))));
 }
 
+// exp(x), with 0 returned directly below the smallest long double (e^-11399.5): the library's
+// underflow goes through its error handler (errno), several times the cost of an exp, and the walks
+// at sigma << 1 meet it at nearly every term past the peak.
+inline real exp_or_zero(real x) { return x < -11400 ? 0 : std::exp(x); }
+
 // log(1 - exp(x)) for x <= 0; -inf at x == 0.
 inline real log1mexp(real x) {
   if (x > -kLn2) return std::log(-std::expm1(x));
