@@ -699,7 +699,8 @@ class NoisyCountDirection {
     std::array<LogConcaveSum, 2> out;
     const std::array<LinearStop, 2> stop{LinearStop(top[0], scale[0]), LinearStop(top[1], scale[1])};
     const real lw_ref = lw(k_ref);
-    struct Partial { std::array<BlockSum, 2> s, sj, sj2, sj3; std::array<CompensatedSum, 2> tail; std::int64_t end; };
+    // (each walk's partial sums on cache lines of their own: the two walks write them every step)
+    struct alignas(64) Partial { std::array<BlockSum, 2> s, sj, sj2, sj3; std::array<CompensatedSum, 2> tail; std::int64_t end; };
     std::array<Partial, 2> part{};   // the walks down (0) and up (1); end: the last k each reached
     part[0].end = part[1].end = k_ref;
     std::array<real, 2> e_ref{};     // the terms at k_ref (both walks start from them)
@@ -916,7 +917,7 @@ class NoisyCountDirection {
     };
     const std::int64_t j_peak = peak - k0;
     const real h_peak_b = h_of(j_peak), h_peak_a = h_of(j_peak + 1);
-    struct Partial { BlockSum sa, sb; CompensatedSum ta, tb; std::int64_t end; };
+    struct alignas(64) Partial { BlockSum sa, sb; CompensatedSum ta, tb; std::int64_t end; };   // (own cache lines)
     std::array<Partial, 2> part{};   // the walks down (0) and up (1); end: the last k each reached
     part[0].end = part[1].end = peak;
     const real term_peak_a = term(lw.side(1), peak, 1, h_peak_a, 1);
@@ -927,7 +928,7 @@ class NoisyCountDirection {
     const int check_every = sigma < 1 ? 1 : 8;   // steps between stopping tests (terms fall steeply below 1)
     // The term-by-term sum of delta where A and e^eps B cancel (below): D_k = e^eps B_k expm1(r_j - eps),
     // relative to e^scale, with its rounding bound.
-    struct Direct { CompensatedSum sum, err; };
+    struct alignas(64) Direct { CompensatedSum sum, err; };
     const real rho_direct = kRho + rounding_bound(scale);
     const real factor_b = std::exp((b_own ? scale_b - scale : 0) + (std::isnan(eps_direct) ? 0 : eps_direct));
     // r_j - eps at j = k - k0, and the Mills-ratio step in it
