@@ -902,7 +902,8 @@ class NoisyCountDirection {
         }
         return x >= 10 ? mills_series(x) / x * inv_sqrt_2pi : -1;
       }
-      if (x <= 0) return 1 - 0.5L * erfc_of(m, x);
+      // (below x = -10 the tail's complement, < 7.7e-24, is under half an ulp of 1: sf is 1 exactly)
+      if (x <= 0) return x < -10 ? 1 : 1 - 0.5L * erfc_of(m, x);
       return x < 100 ? 0.5L * erfc_of(m, x) : -1;
     };
     // log G(d), and G(d + dir) / G(d) (1 outside the Mills regime)
