@@ -124,8 +124,7 @@ class _Masses:
             p_hi, q_hi = self.p.copy(), self.q.copy()
             p_lo, q_lo = np.zeros_like(self.p), np.zeros_like(self.q)
             if odd.any():
-                ph, qh, pl, ql = _two_point(self.p[odd], self.q[odd], lo_k[odd].astype(LD),
-                                            (lo_k[odd] + 1).astype(LD), LD(2 * dx))
+                ph, qh, pl, ql = _two_point(self.p[odd], self.q[odd], lo_k[odd].astype(LD), 1, LD(2 * dx))
                 p_hi[odd], q_hi[odd], p_lo[odd], q_lo[odd] = ph, qh, pl, ql
             new_hi = np.where(odd, lo_k + 1, k // 2)
             off = int(lo_k[0])
@@ -174,15 +173,19 @@ class _Masses:
         self.p, self.q, self.offset = self.p[left:n - right].copy(), self.q[left:n - right].copy(), self.offset + left
 
 
-def _two_point(p, q, lo, hi, dx):
-    """Split buckets with losses in [lo dx, hi dx] (P-mass p, Q-mass q) into atoms at the two edges
-    keeping both masses: p_hi = (p - q e^lo)/(1 - e^(lo - hi)), clipped to [0, p] against rounding.
-    Returns (p_hi, q_hi, p_lo, q_lo)."""
-    lo_l, hi_l = lo * dx, hi * dx
+def _two_point(p, q, lo, width, dx):
+    """Split buckets with losses in [lo dx, (lo + width) dx] (P-mass p, Q-mass q; ``width`` one number
+    for all) into atoms at the two edges keeping both masses: p_hi = (p - q e^lo)/(1 - e^(-width dx)),
+    clipped to [0, p] against rounding.  Returns (p_hi, q_hi, p_lo, q_lo).
+
+    One long-double exp per bucket: the span factor is one number, and e^(-hi) = e^(-width dx)/e^lo
+    (two roundings instead of one; at 1e6 buckets the three exps were most of a PLD's construction)."""
+    span = LD(width) * LD(dx)
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
-        p_hi = (p - q * np.exp(lo_l)) / -np.expm1(lo_l - hi_l)
+        e_lo = np.exp(lo * dx)
+        p_hi = (p - q * e_lo) / -np.expm1(-span)
         p_hi = np.clip(np.nan_to_num(p_hi, nan=0.0, posinf=0.0, neginf=0.0), 0, p)
-        q_hi = np.minimum(np.nan_to_num(p_hi * np.exp(-hi_l), nan=0.0, posinf=np.inf), q)
+        q_hi = np.minimum(np.nan_to_num(p_hi * (np.exp(-span) / e_lo), nan=0.0, posinf=np.inf), q)
     return p_hi, q_hi, p - p_hi, q - q_hi
 
 
@@ -193,7 +196,7 @@ def _atoms_of(buckets: _Masses, dx: float) -> _Masses:
     k = np.arange(buckets.offset, buckets.offset + buckets.p.size)
     # width ~ 1 (a builder's rounding slack of ~1e-9 buckets is covered by _MASS_RTOL): lo = k - 1
     w = 1 if buckets.width <= 1 + 1e-6 else math.ceil(buckets.width)
-    p_hi, q_hi, p_lo, q_lo = _two_point(buckets.p, buckets.q, (k - w).astype(LD), k.astype(LD), LD(dx))
+    p_hi, q_hi, p_lo, q_lo = _two_point(buckets.p, buckets.q, (k - w).astype(LD), w, LD(dx))
     size = buckets.p.size + w
     p, q = np.zeros(size, dtype=LD), np.zeros(size, dtype=LD)
     p[w:] += p_hi
