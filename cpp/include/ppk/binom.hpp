@@ -102,6 +102,12 @@ class BinomialLogPmf {
     cache_.resize(static_cast<std::size_t>(hi_ >= lo_ ? ((hi_ - lo_) >> shift_) + 1 : 0));
     for (std::size_t i = 0; i < cache_.size(); ++i) cache_[i] = compute(lo_ + (static_cast<std::int64_t>(i) << shift_));
     mask_ = mask;
+    // a table of every k also keeps the log-steps: the peak searches ask for a few per evaluation,
+    // and at small N (a PLD's million loss levels) their logs were a tenth of the time
+    if (shift_ == 0 && hi_ > lo_) {
+      steps_.resize(static_cast<std::size_t>(hi_ - lo_));
+      for (std::int64_t k = lo_; k < hi_; ++k) steps_[static_cast<std::size_t>(k - lo_)] = compute_step(k);
+    }
   }
 
   std::int64_t N() const { return N_; }
@@ -124,7 +130,8 @@ class BinomialLogPmf {
   // One log of the exact-integer ratio (rounded once): cheaper than two logs, and more accurate
   // near the mode, where the ratio is ~1 and the two logs would nearly cancel.
   real log_step(std::int64_t k) const {
-    return std::log(static_cast<real>(N_ - k) / static_cast<real>(k + 1)) + log_odds_;
+    if (k >= lo_ && k < hi_ && !steps_.empty()) return steps_[static_cast<std::size_t>(k - lo_)];
+    return compute_step(k);
   }
 
   // w_{k+dir} / w_k for dir = +-1, in linear scale from exact integers and the odds p/q (one
@@ -142,12 +149,16 @@ class BinomialLogPmf {
   real compute(std::int64_t k) const {
     return log_binom_pmf(static_cast<real>(k), static_cast<real>(N_), p_, q_);
   }
+  real compute_step(std::int64_t k) const {
+    return std::log(static_cast<real>(N_ - k) / static_cast<real>(k + 1)) + log_odds_;
+  }
   std::int64_t N_;
   real p_, q_, log_odds_, odds_, max_log_;
   std::int64_t mode_, lo_, hi_;
   int shift_ = 0;              // the table holds k = lo_ + (i << shift_)
   std::int64_t mask_ = 0;      // (1 << shift_) - 1
   std::vector<real> cache_;
+  std::vector<real> steps_;    // log_step(k) for k in [lo_, hi_) when cache_ holds every k there
 };
 
 // A memo over BinomialLogPmf for the anchor terms outside its central cache: the multiples of
