@@ -691,7 +691,7 @@ class NoisyCountDirection {
                                               const std::array<real, 2>& scale, Moments* moments = nullptr) const {
     const std::int64_t N = w_.N();
     const bool recur = is2 <= 1;
-    const real shrink = std::exp(-is2);
+    const real shrink = recur ? std::exp(-is2) : 0;
     auto log_term = [&](int a, std::int64_t k, real lwk) {
       const real d = static_cast<real>(k - k_ref);
       return lwk + d * (slope[a] - 0.5L * d * is2);
@@ -830,23 +830,32 @@ class NoisyCountDirection {
     // erfc(|x_m| / sqrt 2) for x_m < 100, by m: the peak searches and the peaks' h ask for the same
     // few m (at small N most erfcl calls of a tail pair were repeats).  Off in the walks, which may
     // run on two threads and visit each m once.
-    struct ErfcMemo { std::array<std::int64_t, 16> m; std::array<real, 16> value; } erfc_memo;
+    // (and its log S(m), which the peak search asks for twice: as the upper end of one increment and
+    // the lower end of the next)
+    struct ErfcMemo { std::array<std::int64_t, 16> m; std::array<real, 16> value, log_s; } erfc_memo;
     erfc_memo.m.fill(std::numeric_limits<std::int64_t>::min());
     bool memo_on = true;
-    auto erfc_of = [&](std::int64_t m, real x) {
-      if (!memo_on) return std::erfc(std::fabs(x) * kSqrt1_2);
+    auto memo_slot = [&](std::int64_t m, real x) {
       const std::size_t slot = static_cast<std::size_t>(m) & 15;
       if (erfc_memo.m[slot] != m) {
         erfc_memo.m[slot] = m;
         erfc_memo.value[slot] = std::erfc(std::fabs(x) * kSqrt1_2);
+        erfc_memo.log_s[slot] = kNaN;
       }
-      return erfc_memo.value[slot];
+      return slot;
     };
-    auto log_sf_m = [&](std::int64_t m) {   // log_sf(x_of(m)) (normal.hpp), its erfcl memoised
+    auto erfc_of = [&](std::int64_t m, real x) {
+      if (!memo_on) return std::erfc(std::fabs(x) * kSqrt1_2);
+      return erfc_memo.value[memo_slot(m, x)];
+    };
+    auto log_sf_m = [&](std::int64_t m) {   // log_sf(x_of(m)) (normal.hpp), its erfcl and log memoised
       const real x = x_of(m);
-      if (x <= 0) return std::log1p(-0.5L * erfc_of(m, x));
-      if (x < 100) return std::log(0.5L * erfc_of(m, x));
-      return log_sf(x);
+      if (x >= 100) return log_sf(x);
+      auto log_s = [&](real erfc_x) { return x <= 0 ? std::log1p(-0.5L * erfc_x) : std::log(0.5L * erfc_x); };
+      if (!memo_on) return log_s(erfc_of(m, x));
+      const std::size_t slot = memo_slot(m, x);
+      if (std::isnan(erfc_memo.log_s[slot])) erfc_memo.log_s[slot] = log_s(erfc_memo.value[slot]);
+      return erfc_memo.log_s[slot];
     };
     auto log_s_rel = [&](std::int64_t m) {
       const real x = x_of(m);
@@ -892,7 +901,8 @@ class NoisyCountDirection {
     // (x >= 100 outside, x < 10 inside the Mills regime) the term is formed from its log instead.
     const bool mills = log_c != 0;
     const real lw_peak = lw(peak), c0 = std::exp(lw_peak - scale);
-    const real a_ref = x_ref / sigma, shrink = mills ? std::exp(-is2) : 1, inv_sqrt_2pi = std::exp(-kLnSqrt2Pi);
+    static const real inv_sqrt_2pi = std::exp(-kLnSqrt2Pi);
+    const real a_ref = x_ref / sigma, shrink = mills ? std::exp(-is2) : 1;
     auto h_of = [&](std::int64_t m) -> real {   // -1 marks "use logs"
       const real x = x_of(m);
       if (mills) {
@@ -908,6 +918,7 @@ class NoisyCountDirection {
     };
     // log G(d), and G(d + dir) / G(d) (1 outside the Mills regime)
     auto log_g = [&](std::int64_t d) { return mills ? static_cast<real>(d) * (a_ref - 0.5L * static_cast<real>(d) * is2) : 0; };
+    const real g_minus1 = mills ? std::exp(log_g(-1)) : 1;   // G(-1)
     auto g_ratio = [&](std::int64_t d, int dir) {
       return mills ? std::exp(dir * a_ref - (2 * static_cast<real>(d) * dir + 1) * 0.5L * is2) : 1;
     };
@@ -922,7 +933,7 @@ class NoisyCountDirection {
     std::array<Partial, 2> part{};   // the walks down (0) and up (1); end: the last k each reached
     part[0].end = part[1].end = peak;
     const real term_peak_a = term(lw.side(1), peak, 1, h_peak_a, 1);
-    const real term_peak_b = term(lw.side(1), peak, std::exp(log_g(-1)), h_peak_b, 0);
+    const real term_peak_b = term(lw.side(1), peak, g_minus1, h_peak_b, 0);
     part[1].sa.add(term_peak_a);
     part[1].sb.add(term_peak_b);
     const LinearStop stop_a(scale, scale), stop_b(top_b, scale_b);
@@ -931,7 +942,7 @@ class NoisyCountDirection {
     // relative to e^scale, with its rounding bound.
     struct alignas(64) Direct { CompensatedSum sum, err; };
     const real rho_direct = kRho + rounding_bound(scale);
-    const real factor_b = std::exp((b_own ? scale_b - scale : 0) + (std::isnan(eps_direct) ? 0 : eps_direct));
+    const real factor_b = std::isnan(eps_direct) ? 0 : std::exp((b_own ? scale_b - scale : 0) + eps_direct);
     // r_j - eps at j = k - k0, and the Mills-ratio step in it
     auto r_minus_eps = [&](std::int64_t jj, real& step_r) {
       step_r = -log_mills_ratio(x_of(jj + 1), 1 / sigma);
@@ -957,7 +968,8 @@ class NoisyCountDirection {
     // recurrence runs only where |x d| <= 0.05 (GaussStrip::degree_for): over the <= 32 steps between
     // anchors a few ulps grow at most 5-fold, ~1e-18 relative, inside kRho.
     const std::array<GaussStrip, 2> strip{GaussStrip(1 / sigma), GaussStrip(-1 / sigma)};   // walk down, up
-    const real strip_d2 = std::exp(is2), strip_md2 = std::exp(-is2);   // e^{+-d^2}
+    const bool strips = strip[0].usable();   // e^{+-d^2}, where a strip steps at all
+    const real strip_d2 = strips ? std::exp(is2) : 0, strip_md2 = strips ? std::exp(-is2) : 0;
     // where h_of would call erfcl or sum the Mills series (x >= 100: its fixed polynomial, as cheap as a step)
     auto stepped = [&](real x) { return x < 100 && (!mills || x >= 10); };
     struct HStep { bool live = false; int degree = 0; std::int64_t m = 0; real x = 0, h = 0, aux = 0, mult = 0; };
@@ -1006,7 +1018,7 @@ class NoisyCountDirection {
       HStep hs;
       h_start(hs, dir > 0 ? j_peak + 1 : j_peak, dir > 0 ? h_peak_a : h_peak_b, dir);
       // f and the step ratios of G for B (index 0, d = j - m_ref) and A (index 1, d = j + 1 - m_ref)
-      std::array<real, 2> f{std::exp(log_g(-1)), 1}, g{g_ratio(-1, dir), g_ratio(0, dir)};
+      std::array<real, 2> f{g_minus1, 1}, g{g_ratio(-1, dir), g_ratio(0, dir)};
       for (std::int64_t k = peak, steps = 1; !(a_done && b_done); ++steps) {
         poll_cancel();
         const std::int64_t next = k + dir;

@@ -149,6 +149,9 @@ class GaussStrip {
     return 0;
   }
 
+  // whether any x has a degree (|d| small enough for the series)
+  bool usable() const { return std::fabs(d_) <= kMaxStep; }
+
   real operator()(real x, int degree) const {
     real sum = c_[degree];
     for (int i = degree - 1; i >= 0; --i) sum = c_[i] + x * sum;
