@@ -478,7 +478,11 @@ class PrivacyLossDistribution:
                 k *= 2
             raise ValueError(f"the loss range of {query!r} needs more than {MAX_BUILD_BUCKETS} buckets: use a "
                              "larger value_discretization_interval")
-        k_hi, k_lo = reach(False), reach(True)
+        # p = 1/2: X -> N - X maps the law to itself, so the mirror pair is the pair (the kernel answers
+        # both calls alike) and the lower tails at -e are the upper ones at e, swapped
+        symmetric = p == 0.5
+        k_hi = reach(False)
+        k_lo = k_hi if symmetric else reach(True)
         # more buckets than max_buckets would be merged in pairs (the interval doubling) right after
         # they are built; merged buckets are exactly the buckets of the doubled interval, so build those
         while k_hi + k_lo + 1 > max_buckets:
@@ -486,7 +490,8 @@ class PrivacyLossDistribution:
         up = np.arange(0, k_hi + 1) * dx
         down = np.arange(1, k_lo + 1) * dx                     # losses -dx, -2dx, ... via the mirror pair
         la, lb = tails(up, False)                             # P(L > e), Q(L > e), e >= 0
-        ma, mb = tails(down, True)                           # mirror: P(L <= -e) = B', Q(L <= -e) = A'
+        # mirror: P(L <= -e) = B', Q(L <= -e) = A'
+        ma, mb = (la[1:], lb[1:]) if symmetric else tails(down, True)
         log_p_up = np.concatenate([log1mexp(mb[::-1]), la])
         log_p_down = np.concatenate([mb[::-1], log1mexp(la)])
         log_q_up = np.concatenate([log1mexp(ma[::-1]), lb])
