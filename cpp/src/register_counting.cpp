@@ -20,7 +20,8 @@ struct Curve {
 // over the cores.  Within a block each evaluation starts its root search from the previous one's
 // (ppk::RootHint): a dense curve then costs about a quarter as much.  The blocks depend only on the
 // number of values (at least 16 blocks, so that short lists still spread over the cores, and at
-// most 64 values each), so every result is the same whatever the number of threads.
+// most 1,024 values each: a block's first value starts cold), so every result is the same whatever
+// the number of threads.
 std::int64_t curve_block(std::int64_t n) { return std::clamp<std::int64_t>((n + 15) / 16, 1, 1024); }
 
 template <class F>
