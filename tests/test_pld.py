@@ -82,6 +82,21 @@ def test_counting_query_bracket_contains_the_kernel_delta():
         _contains(pld.delta_bracket(eps), q.delta(eps))
 
 
+def test_symmetric_count_takes_its_lower_tails_from_the_upper_ones():
+    # p = 1/2 builds the lower tails from the upper ones (the mirror pair is the pair itself); a
+    # bias off 1/2 by 1e-12 takes the mirrored kernel pass, and must give the same buckets to rounding
+    dx = 1e-3
+    sym = PLD.from_counting_query(ppk.CountingQuery(n=41, known=0, p=0.5, sigma=1.5), value_discretization_interval=dx)
+    off = PLD.from_counting_query(ppk.CountingQuery(n=41, known=0, p=0.5 + 1e-12, sigma=1.5),
+                                  value_discretization_interval=dx)
+    assert (sym.offset, sym.mass_upper.size) == (off.offset, off.mass_upper.size)
+    np.testing.assert_allclose(sym.mass_upper.astype(float), off.mass_upper.astype(float), rtol=1e-8, atol=1e-300)
+    np.testing.assert_allclose(sym.mass_lower.astype(float), off.mass_lower.astype(float), rtol=1e-8, atol=1e-300)
+    q = ppk.CountingQuery(n=41, known=0, p=0.5, sigma=1.5)
+    for eps in [0.0, 0.1, 0.4, 1.0]:
+        _contains(sym.delta_bracket(eps), q.delta(eps))
+
+
 @pytest.mark.slow
 def test_counting_query_bracket_at_N_1e6():
     q = ppk.CountingQuery(n=10**6 + 1, known=0, p=0.4, sigma=100.0)
