@@ -490,12 +490,17 @@ class PrivacyLossDistribution:
         up = np.arange(0, k_hi + 1) * dx
         down = np.arange(1, k_lo + 1) * dx                     # losses -dx, -2dx, ... via the mirror pair
         la, lb = tails(up, False)                             # P(L > e), Q(L > e), e >= 0
-        # mirror: P(L <= -e) = B', Q(L <= -e) = A'
-        ma, mb = (la[1:], lb[1:]) if symmetric else tails(down, True)
-        log_p_up = np.concatenate([log1mexp(mb[::-1]), la])
-        log_p_down = np.concatenate([mb[::-1], log1mexp(la)])
-        log_q_up = np.concatenate([log1mexp(ma[::-1]), lb])
-        log_q_down = np.concatenate([ma[::-1], log1mexp(lb)])
+        not_la, not_lb = log1mexp(la), log1mexp(lb)           # P(L <= e), Q(L <= e)
+        # mirror: P(L <= -e) = B', Q(L <= -e) = A' (and their complements)
+        if symmetric:
+            ma, mb, not_ma, not_mb = la[1:], lb[1:], not_la[1:], not_lb[1:]
+        else:
+            ma, mb = tails(down, True)
+            not_ma, not_mb = log1mexp(ma), log1mexp(mb)
+        log_p_up = np.concatenate([not_mb[::-1], la])
+        log_p_down = np.concatenate([mb[::-1], not_la])
+        log_q_up = np.concatenate([not_ma[::-1], lb])
+        log_q_down = np.concatenate([ma[::-1], not_lb])
         out = cls._from_tails(dx, -k_lo, k_hi, log_p_up, log_p_down, log_q_up, log_q_down,
                               pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
         out._shared_noise_key = key
