@@ -479,7 +479,8 @@ class PrivacyLossDistribution:
             raise ValueError(f"the loss range of {query!r} needs more than {MAX_BUILD_BUCKETS} buckets: use a "
                              "larger value_discretization_interval")
         # p = 1/2: X -> N - X maps the law to itself, so the mirror pair is the pair (the kernel answers
-        # both calls alike) and the lower tails at -e are the upper ones at e, swapped
+        # both calls alike): the mirror's tails at e are the forward ones at e, P(L <= -e) = Q(L > e) and
+        # Q(L <= -e) = P(L > e)
         symmetric = p == 0.5
         k_hi = reach(False)
         k_lo = k_hi if symmetric else reach(True)

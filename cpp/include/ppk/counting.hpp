@@ -850,11 +850,9 @@ class NoisyCountDirection {
     };
     auto log_sf_m = [&](std::int64_t m) {   // log_sf(x_of(m)) (normal.hpp), its erfcl and log memoised
       const real x = x_of(m);
-      if (x >= 100) return log_sf(x);
-      auto log_s = [&](real erfc_x) { return x <= 0 ? std::log1p(-0.5L * erfc_x) : std::log(0.5L * erfc_x); };
-      if (!memo_on) return log_s(erfc_of(m, x));
+      if (x >= 100 || !memo_on) return log_sf(x);
       const std::size_t slot = memo_slot(m, x);
-      if (std::isnan(erfc_memo.log_s[slot])) erfc_memo.log_s[slot] = log_s(erfc_memo.value[slot]);
+      if (std::isnan(erfc_memo.log_s[slot])) erfc_memo.log_s[slot] = log_sf_from_erfc(x, erfc_memo.value[slot]);
       return erfc_memo.log_s[slot];
     };
     auto log_s_rel = [&](std::int64_t m) {

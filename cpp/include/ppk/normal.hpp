@@ -29,9 +29,13 @@ inline real mills_poly(real r) {
   return series;
 }
 
+// log sf(x) for x < 100 from erfc(|x| / sqrt 2), for callers that hold that erfc already
+inline real log_sf_from_erfc(real x, real erfc_abs) {
+  return x <= 0 ? std::log1p(-0.5L * erfc_abs) : std::log(0.5L * erfc_abs);
+}
+
 inline real log_sf(real x) {
-  if (x <= 0) return std::log1p(-0.5L * std::erfc(-x * kSqrt1_2));
-  if (x < 100) return std::log(0.5L * std::erfc(x * kSqrt1_2));
+  if (x < 100) return log_sf_from_erfc(x, std::erfc(std::fabs(x) * kSqrt1_2));
   return -0.5L * x * x - std::log(x) - kLnSqrt2Pi + std::log(mills_poly(1 / (x * x)));
 }
 
@@ -124,7 +128,7 @@ class GaussStrip {
   static constexpr int kTerms = 16;
 
   explicit GaussStrip(real d) : d_(d) {
-    if (!(std::fabs(d) <= kMaxStep)) return;   // never used (degree_for): no coefficients
+    if (!usable()) return;   // never used (degree_for): no coefficients
     const auto& he = hermite();
     real weight = d;   // (-1)^n d^{n+1} / (n+1)!
     for (int n = 0; n < kTerms; ++n) {
@@ -137,7 +141,7 @@ class GaussStrip {
   // |x| <= X, or -1 where the series would need more than kTerms terms (X |d| > 0.05 or |d| > 0.01:
   // the Hermite terms fall by ~max(X, sqrt n) |d| each, so the terms from kTerms on are below 1e-30 |d|).
   int degree_for(real X) const {
-    if (!(X * std::fabs(d_) <= 0.05L && std::fabs(d_) <= kMaxStep)) return -1;
+    if (!(usable() && X * std::fabs(d_) <= 0.05L)) return -1;
     real rest = 0;   // sum of |c_i| X^i over the dropped degrees, from the top
     std::array<real, kTerms> mag{};
     real power = 1;
