@@ -68,6 +68,15 @@ void register_distributions(py::module_& m) {
         },
         py::arg("x"), "log of the standard normal survival function (long double).");
 
+  m.def("norm_two_sided_tail",
+        [](const py::array_t<long double, py::array::c_style | py::array::forcecast>& x) {
+          std::vector<long double> out(static_cast<std::size_t>(x.size()));
+          const long double* xx = x.data();
+          for (py::ssize_t i = 0; i < x.size(); ++i) out[i] = ppk::two_sided_tail(xx[i]);
+          return to_numpy(std::move(out));
+        },
+        py::arg("x"), "P(|Z| > |x|) = erfc(|x| / sqrt 2) for a standard normal Z (numpy.longdouble).");
+
   m.def("hypergeom_logpmf",
         [](std::int64_t M, std::int64_t K, std::int64_t d) {
           if (M < 1) throw std::invalid_argument("population must be >= 1");

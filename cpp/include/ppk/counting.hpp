@@ -827,9 +827,9 @@ class NoisyCountDirection {
     // increment of the walk and its stopping rule would never fire).
     std::int64_t m_ref = 0;
     real x_ref = vs, log_c = vs >= 100 ? -0.5L * vs * vs : 0;
-    // erfc(|x_m| / sqrt 2) for x_m < 100, by m: the peak searches and the peaks' h ask for the same
-    // few m (at small N most erfcl calls of a tail pair were repeats).  Off in the walks, which may
-    // run on two threads and visit each m once.
+    // T(x_m) = erfc(|x_m| / sqrt 2) (two_sided_tail) for x_m < 100, by m: the peak searches and the
+    // peaks' h ask for the same few m (at small N most erfc calls of a tail pair were repeats).  Off in
+    // the walks, which may run on two threads and visit each m once.
     // (and its log S(m), which the peak search asks for twice: as the upper end of one increment and
     // the lower end of the next)
     struct ErfcMemo { std::array<std::int64_t, 16> m; std::array<real, 16> value, log_s; } erfc_memo;
@@ -839,16 +839,16 @@ class NoisyCountDirection {
       const std::size_t slot = static_cast<std::size_t>(m) & 15;
       if (erfc_memo.m[slot] != m) {
         erfc_memo.m[slot] = m;
-        erfc_memo.value[slot] = std::erfc(std::fabs(x) * kSqrt1_2);
+        erfc_memo.value[slot] = two_sided_tail(x);
         erfc_memo.log_s[slot] = kNaN;
       }
       return slot;
     };
     auto erfc_of = [&](std::int64_t m, real x) {
-      if (!memo_on) return std::erfc(std::fabs(x) * kSqrt1_2);
+      if (!memo_on) return two_sided_tail(x);
       return erfc_memo.value[memo_slot(m, x)];
     };
-    auto log_sf_m = [&](std::int64_t m) {   // log_sf(x_of(m)) (normal.hpp), its erfcl and log memoised
+    auto log_sf_m = [&](std::int64_t m) {   // log_sf(x_of(m)) (normal.hpp), its erfc and log memoised
       const real x = x_of(m);
       if (x >= 100 || !memo_on) return log_sf(x);
       const std::size_t slot = memo_slot(m, x);
@@ -879,7 +879,7 @@ class NoisyCountDirection {
     const std::int64_t peak_b = peak < N && w_.log_step(peak) + log_s_step(peak - k0) > 0 ? peak + 1 : peak;
     m_ref = peak - k0 + 1;
     x_ref = x_of(m_ref);
-    constexpr real kMillsFrom = 30;   // below, erfcl is as cheap as the Mills series
+    constexpr real kMillsFrom = 30;   // below, T (two_sided_tail) costs no more than the Mills series
     log_c = x_ref >= kMillsFrom ? -0.5L * x_ref * x_ref : 0;
     const real scale = log_term(peak, 1), top_b = log_term(peak_b, 0);
     // B <= A; B shares A's scale unless it would underflow there (e^eps B/A can still matter)
@@ -887,7 +887,7 @@ class NoisyCountDirection {
     const real scale_b = b_own ? top_b : scale;
     // Terms in linear scale, each a product of a k-factor f_a(k), an m-factor h(m) (m = j + shift,
     // shift 1 for A, 0 for B) and c0 = w_peak C / e^scale:
-    //  * outside the Mills regime (C = 1): f_a = w_k / w_peak by the exact pmf ratio, h = S(m) from erfcl;
+    //  * outside the Mills regime (C = 1): f_a = w_k / w_peak by the exact pmf ratio, h = S(m) from two_sided_tail;
     //  * in it (x_ref >= kMillsFrom): S(m) / C = R(x_m) / sqrt(2 pi) * G(m - m_ref) with
     //    G(d) = exp(d (x_ref / sigma - d / (2 sigma^2))) (the exact expansion of -x_m^2/2 around x_ref)
     //    and R the Mills ratio from its series, so f_a = (w_k / w_peak) G(j + shift - m_ref) and
@@ -956,7 +956,7 @@ class NoisyCountDirection {
       const real r_err = 1e-18L * (std::fabs(step_r) + std::fabs(v) + std::fabs(eps_direct) + std::fabs(j + 0.5L) * is2);
       d.err.add(t * (std::fabs(em) * rho_direct + (1 + std::fabs(em)) * r_err));
     };
-    // h along a walk without an erfcl or a Mills series per step: a walk up reads h(j + 1) at
+    // h along a walk without an erfc or a Mills series per step: a walk up reads h(j + 1) at
     // m = j + 1, a walk down h(j) at m = j, one new m per step, x moving by d = -dir / sigma.  From an
     // exact h (at the walk's start and at each anchor of the pmf recurrence) the next ones follow from
     // the strip mass I_d (GaussStrip):
@@ -968,7 +968,7 @@ class NoisyCountDirection {
     const std::array<GaussStrip, 2> strip{GaussStrip(1 / sigma), GaussStrip(-1 / sigma)};   // walk down, up
     const bool strips = strip[0].usable();   // e^{+-d^2}, where a strip steps at all
     const real strip_d2 = strips ? std::exp(is2) : 0, strip_md2 = strips ? std::exp(-is2) : 0;
-    // where h_of would call erfcl or sum the Mills series (x >= 100: its fixed polynomial, as cheap as a step)
+    // where h_of would call an erfc or sum the Mills series (x >= 100: its fixed polynomial, as cheap as a step)
     auto stepped = [&](real x) { return x < 100 && (!mills || x >= 10); };
     struct HStep { bool live = false; int degree = 0; std::int64_t m = 0; real x = 0, h = 0, aux = 0, mult = 0; };
     auto h_start = [&](HStep& s, std::int64_t m, real h, int dir) {

@@ -23,6 +23,7 @@ constexpr real kLn2 = 0.693147180559945309417232121458176568L;
 constexpr real kLn2Pi = 1.837877066409345483560659472811235280L;
 constexpr real kLnSqrt2Pi = 0.918938533204672741780329736405617640L;
 constexpr real kSqrt1_2 = 0.707106781186547524400844362104849039L;
+constexpr real kInvSqrt2Pi = 0.398942280401432677939946059934381868L;
 
 // log1p and expm1 of arguments near 0 by their Taylor polynomials (|z| <= 1e-4: the five terms leave
 // below 2e-21 relative), else the libm functions: term-by-term sums (ppk/counting.hpp) call them once
