@@ -16,9 +16,10 @@ struct Curve {
   std::vector<std::int8_t> method;   // ppk::DeltaBounds::method codes
 };
 
-// Evaluate f(eps_i, hints) for every eps, interruptibly, in blocks of consecutive indices spread
-// over the cores.  Within a block each evaluation starts its root search from the previous one's
-// (ppk::RootHint): a dense curve then costs about a quarter as much.  The blocks depend only on the
+// Evaluate f(eps_i, hints, bounds) for every eps, interruptibly, in blocks of consecutive indices
+// spread over the cores.  Within a block each evaluation starts its root search from the previous
+// one's (ppk::RootHint): a dense curve then costs about a quarter as much; and an order whose bound
+// from an earlier eps is below the other's delta is not evaluated (NoisyCount::OrderBounds).  The blocks depend only on the
 // number of values (at least 16 blocks, so that short lists still spread over the cores, and at
 // most 1,024 values each: a block's first value starts cold), so every result is the same whatever
 // the number of threads.
@@ -36,8 +37,9 @@ py::tuple evaluate_curve(const DoubleArray& eps, const F& f) {
   c.method.resize(n);
   run_blocks_interruptible(n, curve_block(n), [&](std::int64_t begin, std::int64_t end) {
     std::array<ppk::RootHint, 2> hints{};
+    ppk::NoisyCount::OrderBounds bounds;
     for (std::int64_t i = begin; i < end; ++i) {
-      const ppk::DeltaBounds r = f(static_cast<ppk::real>(e[i]), hints);
+      const ppk::DeltaBounds r = f(static_cast<ppk::real>(e[i]), hints, bounds);
       c.log_delta[i] = log_to_double(r.log_delta, false);
       c.log_upper[i] = log_to_double(std::max(r.log_upper, r.log_delta), true);
       c.method[i] = static_cast<std::int8_t>(r.method);
@@ -66,8 +68,9 @@ void register_counting(py::module_& m) {
       .def("log_delta",
            [](const ppk::NoisyCount& self, double sigma, const DoubleArray& eps) {
              check_sigma(sigma);
-             return evaluate_curve(eps, [&](ppk::real e, std::array<ppk::RootHint, 2>& hints) {
-               return self.evaluate(sigma, e, &hints);
+             return evaluate_curve(eps, [&](ppk::real e, std::array<ppk::RootHint, 2>& hints,
+                                            ppk::NoisyCount::OrderBounds& bounds) {
+               return self.evaluate(sigma, e, &hints, &bounds);
              });
            },
            py::arg("sigma"), py::arg("eps"),
@@ -126,7 +129,7 @@ void register_counting(py::module_& m) {
         [](double sigma, const DoubleArray& eps, double sensitivity) {
           check_sigma(sigma);
           if (!(sensitivity > 0) || std::isinf(sensitivity)) throw std::invalid_argument("sensitivity must be > 0");
-          return evaluate_curve(eps, [&](ppk::real e, std::array<ppk::RootHint, 2>&) {
+          return evaluate_curve(eps, [&](ppk::real e, std::array<ppk::RootHint, 2>&, ppk::NoisyCount::OrderBounds&) {
             return ppk::gaussian_delta(sigma, e, sensitivity);
           });
         },
