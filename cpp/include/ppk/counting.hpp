@@ -274,9 +274,11 @@ class NoisyCountDirection {
     DeltaBounds r;
     r.method = 3;
     // A and B share one scale unless B is far below (tail_pair): then log(B/A) comes from the mantissas.
-    const real log_ratio = eps + (t.rel_scale_b - t.rel_scale) + std::log(B.mantissa) - std::log(A.mantissa);
-    r.log_delta = direct ? t.log_delta_direct : log_ratio < 0 ? A.log_sum() + log1mexp(log_ratio) : -kInf;
-    const real lA = A.log_sum(), lb = eps + B.log_sum();
+    // (each mantissa's log once: this function's logs are a tenth of a dense curve's cost)
+    const real log_ma = std::log(A.mantissa), log_mb = std::log(B.mantissa);   // -inf for an empty sum
+    const real lA = A.scale + log_ma, lb = eps + B.scale + log_mb;              // A.log_sum(), eps + B.log_sum()
+    const real log_ratio = eps + (t.rel_scale_b - t.rel_scale) + log_mb - log_ma;
+    r.log_delta = direct ? t.log_delta_direct : log_ratio < 0 ? lA + log1mexp(log_ratio) : -kInf;
     // The bracket [va, vb] around the root, L(va) < eps - err and L(vb) > eps + err certified.  First
     // (one evaluation) Newton's last point when it has a certified side, with its mirror through v;
     // if that bracket is too wide for a tight second-order bound, v -+ h with h the rounding
@@ -287,7 +289,7 @@ class NoisyCountDirection {
     bool certified = false;
     // the P_0 density never exceeds max_k w_k * sum_m phi_sigma(x + m) <= max_k w_k (1 + 1/(sigma sqrt(2 pi)))
     // (a unimodal function's lattice sum is at most its integral plus its maximum)
-    const real log_pmax0_uniform = w_.max_log() + std::log1p(std::exp(-std::log(sigma) - kLnSqrt2Pi));
+    const real log_pmax0_uniform = w_.max_log() + std::log1p(kInvSqrt2Pi / sigma);
     auto second_order_bound = [&] {
       const real width_v = vb - va, width_o = width_v * s2;
       // log max of the P_0 density on the bracket: its log grows at rate E_0[j] - v sigma^2 in v
@@ -300,7 +302,8 @@ class NoisyCountDirection {
     // The slack the bound carries whichever bracket it uses: the rounding of the tails and of log C
     // (deep tails: ~ulps of |log delta|, amplified where A and e^eps B nearly cancel).  A bracket
     // term below 10% of it is as good as a tighter one: no more evaluations are spent on it.
-    const real log_slack = log_add_exp(direct ? t.log_direct_err : std::log(t.rho()) + log_add_exp(lA, lb),
+    const real log_rounding = std::log(t.rho()) + log_add_exp(lA, lb);   // rho (A + e^eps B)
+    const real log_slack = log_add_exp(direct ? t.log_direct_err : log_rounding,
                                        t.log_c_err() > 0 ? r.log_delta + std::log(std::expm1(t.log_c_err())) : -kInf);
     auto good_enough = [&](real bound) { return negligible(bound) || bound <= log_slack - 2.3L; };
     // The side bracket's second-order term, predicted before its other end is evaluated (the density
@@ -407,7 +410,7 @@ class NoisyCountDirection {
         first = true;
       }
     }
-    const real rounding = direct && !first ? t.log_direct_err : std::log(rho) + log_add_exp(lA, lb);
+    const real rounding = direct && !first ? t.log_direct_err : rho == t.rho() ? log_rounding : std::log(rho) + log_add_exp(lA, lb);
     r.log_upper = log_add_exp(log_add_exp(bound, rounding), bound_tail) + c_err;
     if (r.log_delta == -kInf) r.log_delta = r.log_upper;  // below resolution: report the bound
     return r;
@@ -658,7 +661,14 @@ class NoisyCountDirection {
     e.dL = 1 + m1 - m0;
     e.log_p0 = center.log_p0 + std::log1p(x[0]) - sh * sigma * lm.x_r - 0.5L * (h * sigma) * (h * sigma);
     e.mean0 = m0;
-    e.err = center.err + 4 * remainder + 1e-18L * (std::fabs(sh) + std::fabs(x[0]) + std::fabs(x[1]));
+    // rounding: a few ulps of sh and X_a, plus that of the second and third moments, summed in double
+    // over at most 2 d_max + 1 terms (posterior_sums): relative to the sums of d^2 and |d|^3 <= d_max d^2
+    // times the terms, at most (n + 4) u_double each
+    const real moment_rel = 1.2e-16L * (2 * lm.d_max + 5);
+    real moment_err = 0;
+    for (int a = 0; a < 2; ++a) moment_err += (0.5L * h * h + h * h * h / 6 * lm.d_max) * std::fabs(lm.mu2[a]);
+    e.err = center.err + 4 * remainder + 1e-18L * (std::fabs(sh) + std::fabs(x[0]) + std::fabs(x[1])) +
+            moment_rel * moment_err;
     return e;
   }
 
@@ -700,7 +710,14 @@ class NoisyCountDirection {
     const std::array<LinearStop, 2> stop{LinearStop(top[0], scale[0]), LinearStop(top[1], scale[1])};
     const real lw_ref = lw(k_ref);
     // (each walk's partial sums on cache lines of their own: the two walks write them every step)
-    struct alignas(64) Partial { std::array<BlockSum, 2> s, sj, sj2, sj3; std::array<CompensatedSum, 2> tail; std::int64_t end; };
+    // (the second and third moments only serve loss_shifted's expansion, where they are multiplied by
+    // (|sh| d_max)^2 <= 1e-10 and less: summed in double, beside the long-double chains)
+    struct alignas(64) Partial {
+      std::array<BlockSum, 2> s, sj;
+      std::array<double, 2> sj2{}, sj3{};
+      std::array<CompensatedSum, 2> tail;
+      std::int64_t end;
+    };
     std::array<Partial, 2> part{};   // the walks down (0) and up (1); end: the last k each reached
     part[0].end = part[1].end = k_ref;
     std::array<real, 2> e_ref{};     // the terms at k_ref (both walks start from them)
@@ -737,8 +754,6 @@ class NoisyCountDirection {
           if (anchor) {
             pt.s[a].flush();   // blocks of at most kAnchorStride terms (BlockSum)
             pt.sj[a].flush();
-            pt.sj2[a].flush();
-            pt.sj3[a].flush();
             e[a] = exp_or_zero(log_term(a, k, lwk) - scale[a]);
             if (recur) gauss[a] = std::exp(dir * slope[a] - (2 * d * dir + 1) * 0.5L * is2);   // to k + dir
           } else {
@@ -748,8 +763,9 @@ class NoisyCountDirection {
           pt.s[a].add(e[a]);
           pt.sj[a].add(d * e[a]);
           if (moments != nullptr) {
-            pt.sj2[a].add(d * d * e[a]);
-            pt.sj3[a].add(d * d * d * e[a]);
+            const double dd = static_cast<double>(d), d2e = dd * dd * static_cast<double>(e[a]);
+            pt.sj2[a] += d2e;
+            pt.sj3[a] += dd * d2e;
           }
           pt.end = k;
           if (check) {
@@ -769,11 +785,8 @@ class NoisyCountDirection {
       out[a].tail = tail.value();
       out[a].mean_offset = sj.value() / s.value();
       if (moments != nullptr) {
-        CompensatedSum sj2 = part[1].sj2[a].flushed(), sj3 = part[1].sj3[a].flushed();
-        sj2.merge(part[0].sj2[a].flushed());
-        sj3.merge(part[0].sj3[a].flushed());
-        moments->mu2[a] = sj2.value() / s.value();
-        moments->mu3[a] = sj3.value() / s.value();
+        moments->mu2[a] = static_cast<real>(part[1].sj2[a] + part[0].sj2[a]) / s.value();
+        moments->mu3[a] = static_cast<real>(part[1].sj3[a] + part[0].sj3[a]) / s.value();
       }
     }
     if (moments != nullptr)
@@ -830,30 +843,25 @@ class NoisyCountDirection {
     // T(x_m) = erfc(|x_m| / sqrt 2) (two_sided_tail) for x_m < 100, by m: the peak searches and the
     // peaks' h ask for the same few m (at small N most erfc calls of a tail pair were repeats).  Off in
     // the walks, which may run on two threads and visit each m once.
-    // (and its log S(m), which the peak search asks for twice: as the upper end of one increment and
-    // the lower end of the next)
-    struct ErfcMemo { std::array<std::int64_t, 16> m; std::array<real, 16> value, log_s; } erfc_memo;
+    struct ErfcMemo { std::array<std::int64_t, 16> m; std::array<real, 16> value; } erfc_memo;
     erfc_memo.m.fill(std::numeric_limits<std::int64_t>::min());
     bool memo_on = true;
-    auto memo_slot = [&](std::int64_t m, real x) {
+    auto erfc_of = [&](std::int64_t m, real x) {
+      if (!memo_on) return two_sided_tail(x);
       const std::size_t slot = static_cast<std::size_t>(m) & 15;
       if (erfc_memo.m[slot] != m) {
         erfc_memo.m[slot] = m;
         erfc_memo.value[slot] = two_sided_tail(x);
-        erfc_memo.log_s[slot] = kNaN;
       }
-      return slot;
+      return erfc_memo.value[slot];
     };
-    auto erfc_of = [&](std::int64_t m, real x) {
-      if (!memo_on) return two_sided_tail(x);
-      return erfc_memo.value[memo_slot(m, x)];
-    };
-    auto log_sf_m = [&](std::int64_t m) {   // log_sf(x_of(m)) (normal.hpp), its erfc and log memoised
+    auto log_sf_m = [&](std::int64_t m) {   // log_sf(x_of(m)) (normal.hpp), its erfc memoised
       const real x = x_of(m);
-      if (x >= 100 || !memo_on) return log_sf(x);
-      const std::size_t slot = memo_slot(m, x);
-      if (std::isnan(erfc_memo.log_s[slot])) erfc_memo.log_s[slot] = log_sf_from_erfc(x, erfc_memo.value[slot]);
-      return erfc_memo.log_s[slot];
+      return x < 100 ? log_sf_from_erfc(x, erfc_of(m, x)) : log_sf(x);
+    };
+    auto sf_m = [&](std::int64_t m, real x) {   // sf(x_m) for x = x_of(m) < 100, in linear scale
+      const real t = erfc_of(m, x);
+      return x <= 0 ? 1 - 0.5L * t : 0.5L * t;
     };
     auto log_s_rel = [&](std::int64_t m) {
       const real x = x_of(m);
@@ -866,10 +874,13 @@ class NoisyCountDirection {
     auto log_term = [&](std::int64_t k, int shift) { return lw(k) + log_s_rel(k - k0 + shift); };
     // t_{k+1} - t_k for the peak searches, from the closed-form pmf ratio and the exact change of log S
     // (for x >= 100 with m_ref = 0: log Mills(x_{m+1}) - log Mills(x_m) + v - (m + 1/2)/sigma^2)
+    // (below x = 100 one log of the ratio of the two sf values, in linear scale: half the logs of a
+    // difference of two log_sf, and no rounding of two values of size up to x^2/2)
     auto log_s_step = [&](std::int64_t m) {
-      const real x2 = x_of(m + 1);
+      const real x2 = x_of(m + 1), x1 = x_of(m);
       if (x2 >= 100) return log_mills_ratio(x2, 1 / sigma) * -1 + v - (static_cast<real>(m) + 0.5L) * is2;
-      return log_sf_m(m + 1) - log_sf_m(m);
+      if (x1 >= 100) return log_sf_m(m + 1) - log_sf_m(m);
+      return std::log(sf_m(m + 1, x2) / sf_m(m, x1));
     };
     auto increment_a = [&](std::int64_t k) { return w_.log_step(k) + log_s_step(k - k0 + 1); };
     const std::int64_t peak = log_concave_peak_near(increment_a, k0 < N ? peak_guess(increment_a(k0), is2) : k0, 0, N);
@@ -885,8 +896,8 @@ class NoisyCountDirection {
     // B <= A; B shares A's scale unless it would underflow there (e^eps B/A can still matter)
     const bool b_own = top_b < scale - 5000;
     const real scale_b = b_own ? top_b : scale;
-    // Terms in linear scale, each a product of a k-factor f_a(k), an m-factor h(m) (m = j + shift,
-    // shift 1 for A, 0 for B) and c0 = w_peak C / e^scale:
+    // Terms in linear scale, each a product of a k-factor c0 f_a(k) and an m-factor h(m) (m = j + shift,
+    // shift 1 for A, 0 for B), c0 = w_peak C / e^scale (carried in the walks' k-factors):
     //  * outside the Mills regime (C = 1): f_a = w_k / w_peak by the exact pmf ratio, h = S(m) from two_sided_tail;
     //  * in it (x_ref >= kMillsFrom): S(m) / C = R(x_m) / sqrt(2 pi) * G(m - m_ref) with
     //    G(d) = exp(d (x_ref / sigma - d / (2 sigma^2))) (the exact expansion of -x_m^2/2 around x_ref)
@@ -899,7 +910,7 @@ class NoisyCountDirection {
     // (x >= 100 outside, x < 10 inside the Mills regime) the term is formed from its log instead.
     const bool mills = log_c != 0;
     const real lw_peak = lw(peak), c0 = std::exp(lw_peak - scale);
-    static const real inv_sqrt_2pi = std::exp(-kLnSqrt2Pi);
+    constexpr real inv_sqrt_2pi = kInvSqrt2Pi;
     const real a_ref = x_ref / sigma, shrink = mills ? std::exp(-is2) : 1;
     auto h_of = [&](std::int64_t m) -> real {   // -1 marks "use logs"
       const real x = x_of(m);
@@ -910,8 +921,9 @@ class NoisyCountDirection {
         }
         return x >= 10 ? mills_series(x) / x * inv_sqrt_2pi : -1;
       }
-      // (below x = -10 the tail's complement, < 7.7e-24, is under half an ulp of 1: sf is 1 exactly)
-      if (x <= 0) return x < -10 ? 1 : 1 - 0.5L * erfc_of(m, x);
+      // (below x = -9.2 the tail's complement, < 1.8e-20, is under half an ulp below 1, 2.7e-20: sf is
+      // 1 exactly)
+      if (x <= 0) return x < -9.2L ? 1 : 1 - 0.5L * erfc_of(m, x);
       return x < 100 ? 0.5L * erfc_of(m, x) : -1;
     };
     // log G(d), and G(d + dir) / G(d) (1 outside the Mills regime)
@@ -920,9 +932,9 @@ class NoisyCountDirection {
     auto g_ratio = [&](std::int64_t d, int dir) {
       return mills ? std::exp(dir * a_ref - (2 * static_cast<real>(d) * dir + 1) * 0.5L * is2) : 1;
     };
-    auto term = [&](LogPmfMemoRange& memo, std::int64_t k, real f, real h, int shift) {
+    auto term = [&](LogPmfMemoRange& memo, std::int64_t k, real c0f, real h, int shift) {   // c0f = c0 f_a(k)
       if (shift == 0 && b_own) return exp_or_zero(log_term_in(memo, k, 0) - scale_b);
-      const real t = f * h * c0;
+      const real t = c0f * h;
       return h > 0 && t < kInf ? t : exp_or_zero(log_term_in(memo, k, shift) - scale);
     };
     const std::int64_t j_peak = peak - k0;
@@ -930,8 +942,8 @@ class NoisyCountDirection {
     struct alignas(64) Partial { BlockSum sa, sb; CompensatedSum ta, tb; std::int64_t end; };   // (own cache lines)
     std::array<Partial, 2> part{};   // the walks down (0) and up (1); end: the last k each reached
     part[0].end = part[1].end = peak;
-    const real term_peak_a = term(lw.side(1), peak, 1, h_peak_a, 1);
-    const real term_peak_b = term(lw.side(1), peak, g_minus1, h_peak_b, 0);
+    const real term_peak_a = term(lw.side(1), peak, c0, h_peak_a, 1);
+    const real term_peak_b = term(lw.side(1), peak, g_minus1 * c0, h_peak_b, 0);
     part[1].sa.add(term_peak_a);
     part[1].sb.add(term_peak_b);
     const LinearStop stop_a(scale, scale), stop_b(top_b, scale_b);
@@ -1016,7 +1028,7 @@ class NoisyCountDirection {
       HStep hs;
       h_start(hs, dir > 0 ? j_peak + 1 : j_peak, dir > 0 ? h_peak_a : h_peak_b, dir);
       // f and the step ratios of G for B (index 0, d = j - m_ref) and A (index 1, d = j + 1 - m_ref)
-      std::array<real, 2> f{g_minus1, 1}, g{g_ratio(-1, dir), g_ratio(0, dir)};
+      std::array<real, 2> f{g_minus1 * c0, c0}, g{g_ratio(-1, dir), g_ratio(0, dir)};   // c0 f_a
       for (std::int64_t k = peak, steps = 1; !(a_done && b_done); ++steps) {
         poll_cancel();
         const std::int64_t next = k + dir;
@@ -1024,13 +1036,14 @@ class NoisyCountDirection {
         if (next % kAnchorStride != 0) {
           const real ratio = w_.ratio(k, dir);
           for (int a = 0; a < 2; ++a) {
+            if (!mills) { f[a] *= ratio; continue; }   // (G = 1 outside the Mills regime)
             f[a] *= ratio * g[a];
             g[a] *= shrink;
           }
         } else {
           pt.sa.flush();   // blocks of at most kAnchorStride terms (BlockSum)
           pt.sb.flush();
-          const real lrel = memo(next) - lw_peak;
+          const real lrel = memo(next) - scale;   // log(c0 w_next / w_peak)
           for (int a = 0; a < 2; ++a) {
             const std::int64_t d = next - k0 + a - m_ref;
             f[a] = exp_or_zero(lrel + log_g(d));
