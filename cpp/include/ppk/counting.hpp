@@ -170,8 +170,11 @@ class NoisyCountDirection {
   DeltaBounds evaluate(real sigma, real eps, RootHint* hint = nullptr) const {
     if (sigma == 0) return noiseless(eps);
     if (sigma <= 0.5L) {
-      const DeltaBounds h0 = noiseless(eps);
-      if (log_flat_gap(sigma, eps) <= h0.log_delta - 46) {
+      // (H(0) <= 1: a gap above e^-46 fails the test whatever H(0) is, and the noiseless sum, most of
+      // an evaluation's cost near sigma = 1/2, is not needed)
+      const real gap = log_flat_gap(sigma, eps);
+      const DeltaBounds h0 = gap <= -46 ? noiseless(eps) : DeltaBounds{};
+      if (gap <= h0.log_delta - 46) {
         DeltaBounds r = h0;
         r.method = 2;
         return r;
