@@ -2,13 +2,13 @@
 //
 // log_sf(x) = log(1 - Phi(x)), log_cdf(x) = log Phi(x), for all finite x.
 // Method: with T(x) = P(|Z| > |x|) = erfc(|x|/sqrt2) (two_sided_tail), for x <= 0
-// log1p(-T/2) (no cancellation: the subtracted term is <= 1/2); for 0 < x < 100,
-// log(T/2); for x >= 100, where erfc approaches the end of the long-double range,
-// the asymptotic series
+// log1p(-T/2) (no cancellation: the subtracted term is <= 1/2); for 0 < x < 40,
+// log(T/2); for x >= 40 the asymptotic series
 //   log sf(x) = -x^2/2 - log x - log sqrt(2 pi) + log(1 - 1/x^2 + 3/x^4 - ...),
-// truncated after the x^-16 term (remainder < 1e-30 at x = 100).
-// Accuracy: relative error of sf (absolute error of log sf) below 1e-18,
-// checked against mpmath in tests/test_kernels.py.
+// summed to its smallest term (mills_series) below 100 and truncated after the x^-16 term
+// (remainder < 1e-30) from 100 on.
+// Accuracy: relative error of sf (absolute error of log sf) below 1e-18 for x < 40; beyond, a
+// few ulps of |log sf| (the rounding of x^2/2), checked against mpmath in tests/test_kernels.py.
 #pragma once
 
 #include <array>
@@ -133,14 +133,15 @@ class TwoSidedTail {
 
 inline real two_sided_tail(real x) { return TwoSidedTail::table()(x); }
 
-// log sf(x) for x < 100 from T(x) = erfc(|x| / sqrt 2), for callers that hold T already
+// log sf(x) from T(x) = erfc(|x| / sqrt 2) (x < 100, where T is a normal long double), for callers
+// that hold T already
 inline real log_sf_from_erfc(real x, real erfc_abs) {
   return x <= 0 ? std::log1p(-0.5L * erfc_abs) : std::log(0.5L * erfc_abs);
 }
 
 inline real log_sf(real x) {
-  if (x < 100) return log_sf_from_erfc(x, two_sided_tail(x));
-  return -0.5L * x * x - std::log(x) - kLnSqrt2Pi + std::log(mills_poly(1 / (x * x)));
+  if (x < TwoSidedTail::kEnd) return log_sf_from_erfc(x, two_sided_tail(x));
+  return -0.5L * x * x - std::log(x) - kLnSqrt2Pi + std::log(x < 100 ? mills_series(x) : mills_poly(1 / (x * x)));
 }
 
 inline real log_cdf(real x) { return log_sf(-x); }
