@@ -413,7 +413,7 @@ class NoisyCountDirection {
         first = true;
       }
     }
-    const real rounding = direct && !first ? t.log_direct_err : rho == t.rho() ? log_rounding : std::log(rho) + log_add_exp(lA, lb);
+    const real rounding = !first ? (direct ? t.log_direct_err : log_rounding) : std::log(rho) + log_add_exp(lA, lb);
     r.log_upper = log_add_exp(log_add_exp(bound, rounding), bound_tail) + c_err;
     if (r.log_delta == -kInf) r.log_delta = r.log_upper;  // below resolution: report the bound
     return r;
@@ -858,9 +858,9 @@ class NoisyCountDirection {
       }
       return erfc_memo.value[slot];
     };
-    auto log_sf_m = [&](std::int64_t m) {   // log_sf(x_of(m)) (normal.hpp), its erfc memoised
+    auto log_sf_m = [&](std::int64_t m) {   // log_sf(x_of(m)) (normal.hpp, the same branches), its erfc memoised
       const real x = x_of(m);
-      return x < 100 ? log_sf_from_erfc(x, erfc_of(m, x)) : log_sf(x);
+      return x < TwoSidedTail::kEnd ? log_sf_from_erfc(x, erfc_of(m, x)) : log_sf(x);
     };
     auto sf_m = [&](std::int64_t m, real x) {   // sf(x_m) for x = x_of(m) < 100, in linear scale
       const real t = erfc_of(m, x);
@@ -913,16 +913,15 @@ class NoisyCountDirection {
     // (x >= 100 outside, x < 10 inside the Mills regime) the term is formed from its log instead.
     const bool mills = log_c != 0;
     const real lw_peak = lw(peak), c0 = std::exp(lw_peak - scale);
-    constexpr real inv_sqrt_2pi = kInvSqrt2Pi;
     const real a_ref = x_ref / sigma, shrink = mills ? std::exp(-is2) : 1;
     auto h_of = [&](std::int64_t m) -> real {   // -1 marks "use logs"
       const real x = x_of(m);
       if (mills) {
         if (x >= 100) {
           const real r = 1 / (x * x);   // R(x) = mills_poly(r) / x, 1 / x = x r: one division
-          return mills_poly(r) * (x * r) * inv_sqrt_2pi;
+          return mills_poly(r) * (x * r) * kInvSqrt2Pi;
         }
-        return x >= 10 ? mills_series(x) / x * inv_sqrt_2pi : -1;
+        return x >= 10 ? mills_series(x) / x * kInvSqrt2Pi : -1;
       }
       // (below x = -9.2 the tail's complement, < 1.8e-20, is under half an ulp below 1, 2.7e-20: sf is
       // 1 exactly)
@@ -999,7 +998,7 @@ class NoisyCountDirection {
       if (mills) {
         s.aux = std::exp(s.x * d + 0.5L * d * d);   // e^{x d + d^2/2}, times e^{d^2} per step
       } else {
-        s.aux = std::exp(-0.5L * s.x * s.x) * inv_sqrt_2pi;   // pdf(x)
+        s.aux = std::exp(-0.5L * s.x * s.x) * kInvSqrt2Pi;   // pdf(x)
         s.mult = std::exp(-s.x * d - 0.5L * d * d);             // pdf(x + d) / pdf(x), times e^{-d^2} per step
       }
     };
@@ -1010,7 +1009,7 @@ class NoisyCountDirection {
       }
       if (!s.live) return h_of(m);   // (tried again at the next anchor)
       const real i_d = strip[dir > 0](s.x, s.degree);
-      const real h = mills ? (s.h - i_d * inv_sqrt_2pi) * s.aux : s.h - s.aux * i_d;
+      const real h = mills ? (s.h - i_d * kInvSqrt2Pi) * s.aux : s.h - s.aux * i_d;
       if (mills) {
         s.aux *= strip_d2;
       } else {

@@ -78,7 +78,7 @@ inline real mills_series(real y) {
 // of the index), with 10 terms of strip_mass for u < 16 and 12 above: the first one dropped is below
 // (16 + sqrt 10)^10 |t|^11 / 11! < 2e-22 |t| (resp. (40 + sqrt 12)^12 |t|^13 / 13! < 3e-23 |t|), under
 // 2e-21 of sf(u) >= pdf(u) / (u + 1), and the subtraction loses nothing (sf(u) / sf(u_i) >= e^{-u t}
-// >= 0.92).  About a third of the cost of glibc's erfcl (40 against 125 ns), and more accurate at
+// >= 0.92).  About a third of the cost of glibc's erfcl (30-40 against 100-125 ns), and more accurate at
 // large |x|: erfcl's argument |x| / sqrt 2 is itself rounded (5e-20 relative), which costs x^2 times
 // that in erfc (1.6e-17 relative at x = 15, against mpmath); the table's nodes are corrected for that
 // rounding to first order, and the table agrees with a 45-digit erfc to 3e-19 on [0, 40)
@@ -125,7 +125,7 @@ class TwoSidedTail {
       // (u^2/2 is exact for a node; adding log sqrt(2 pi) to it would round by ~1e-17 at u = 35)
       const real pdf = std::exp(-0.5L * u * u) * kInvSqrt2Pi;
       // sf(u) = erfc(y)/2 + (y - u/sqrt 2) e^{-y^2} / sqrt(pi), and e^{-y^2} / sqrt(pi) = sqrt 2 pdf(u)
-      nodes_[i] = {0.5L * std::erfc(y) + 1.414213562373095048801688724209698079L * pdf * y_error, pdf};
+      nodes_[i] = {0.5L * std::erfc(y) + 2 * kSqrt1_2 * pdf * y_error, pdf};
     }
   }
   std::vector<Node> nodes_;
