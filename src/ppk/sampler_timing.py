@@ -1,0 +1,103 @@
+"""Measure, on this machine, whether a sampler's running time reveals the value it draws.
+
+ppk's samplers do the same work for every draw at a given scale (same random words, same
+loop iterations; ``tests/test_samplers.py`` counts them).  What remains is the machine: cache
+and big-integer arithmetic whose cost may vary a little with the numbers involved.  This
+module times many draws and reports Spearman's rank correlation between ``|draw|`` and the
+time a draw took -- the statistic of the timing attack of Jin et al. (S&P 2022), where
+rejection samplers showed 0.2-0.5.  ``ppk samplers timing`` prints it (docs/samplers.md).
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import numpy as np
+
+from . import samplers
+from ._random import as_source
+from ._typing import RngLike
+
+__all__ = ["TimingReport", "measure_timing", "SAMPLERS"]
+
+#: The samplers a release can use, by the name ``release(noise=...)`` gives them.
+SAMPLERS = {"gaussian": samplers.rounded_gaussian, "discrete_gaussian": samplers.discrete_gaussian,
+            "discrete_laplace": samplers.discrete_laplace}
+
+
+@dataclass(frozen=True)
+class TimingReport:
+    noise: str
+    scale: float
+    draws: int
+    spearman: float             #: rank correlation of |draw| and the draw's time, in [-1, 1]
+    pvalue: float               #: two-sided p-value of spearman under independence (large-sample normal)
+    median_seconds: float       #: median time of one draw
+    spread: float               #: (90th - 10th percentile) / median of the draw times
+
+    def summary(self) -> str:
+        verdict = ("no detectable dependence" if self.pvalue > 1e-3 else
+                   "DEPENDENCE DETECTED: the time of a draw carries information about its value")
+        return (f"{self.noise} sampler, scale {self.scale:g}, {self.draws} draws: Spearman rho(|draw|, time) = "
+                f"{self.spearman:+.4f} (p = {self.pvalue:.3g}); median {self.median_seconds * 1e6:.1f} us per draw, "
+                f"spread {self.spread:.2f} of the median: {verdict}")
+
+
+def _ranks(x: np.ndarray) -> np.ndarray:
+    """Average ranks (ties share the mean of their positions)."""
+    order = np.argsort(x, kind="stable")
+    ranks = np.empty(len(x))
+    sorted_x = x[order]
+    start = 0
+    for end in range(1, len(x) + 1):
+        if end == len(x) or sorted_x[end] != sorted_x[start]:
+            ranks[order[start:end]] = 0.5 * (start + end - 1)
+            start = end
+    return ranks
+
+
+def _spearman(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
+    ra, rb = _ranks(a), _ranks(b)
+    if ra.std() == 0 or rb.std() == 0:
+        return 0.0, 1.0
+    rho = float(np.corrcoef(ra, rb)[0, 1])
+    # under independence rho * sqrt(n - 1) is approximately standard normal
+    z = abs(rho) * np.sqrt(len(a) - 1)
+    from math import erfc, sqrt
+    return rho, erfc(z / sqrt(2))
+
+
+def measure_timing(noise: str = "gaussian", *, scale: float = 3.0, draws: int = 2000,
+                   rng: RngLike = None) -> TimingReport:
+    """Time ``draws`` draws of one sampler and correlate the time with ``|draw|``.
+
+    Parameters
+    ----------
+    noise : "gaussian" | "discrete_gaussian" | "discrete_laplace"
+        The sampler, named as in :func:`ppk.release`.
+    scale : float > 0
+        sigma (Gaussian laws) or scale (Laplace), in counts.
+    draws : int, 100 .. 1_000_000
+        How many draws to time (after one untimed draw that builds the scale's tables).
+    rng : None, int or numpy.random.Generator
+        None (default): the CSPRNG, as a release uses.
+    """
+    if noise not in SAMPLERS:
+        raise ValueError(f"noise must be one of {sorted(SAMPLERS)}, got {noise!r}")
+    if isinstance(draws, bool) or not isinstance(draws, (int, np.integer)) or not 100 <= draws <= 1_000_000:
+        raise ValueError(f"draws must be an integer in [100, 1000000], got {draws!r}")
+    sampler = SAMPLERS[noise]
+    src = as_source(rng)
+    sampler(scale, rng=src)                       # validates scale and builds the per-scale tables
+    values = np.empty(int(draws))
+    seconds = np.empty(int(draws))
+    clock = time.perf_counter_ns
+    for i in range(int(draws)):
+        t0 = clock()
+        v = sampler(scale, rng=src)
+        seconds[i] = (clock() - t0) * 1e-9
+        values[i] = abs(float(v))
+    rho, p = _spearman(values, seconds)
+    median = float(np.median(seconds))
+    lo, hi = np.percentile(seconds, [10, 90])
+    return TimingReport(noise, float(scale), int(draws), rho, p, median, float((hi - lo) / median))
