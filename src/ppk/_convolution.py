@@ -29,7 +29,7 @@ import scipy.fft
 
 from . import _kernels
 
-__all__ = ["convolve", "fft_error_bound", "METHODS", "EXACT_WORK_LIMIT"]
+__all__ = ["convolve", "fft_error_bound", "METHODS", "EXACT_WORK_LIMIT", "EXACT_MAX_WORK"]
 
 LD = np.longdouble
 U = 2.0**-53
@@ -37,6 +37,9 @@ U_LD = float(np.finfo(np.longdouble).eps) / 2
 METHODS = ("auto", "exact", "fft")
 #: "auto" convolves directly while len(a) * len(b) is at most this (about 10 ms on one core).
 EXACT_WORK_LIMIT = 4_000_000
+#: Most products one ``"exact"`` convolution may take: about 5-10 s at the 2.5e8 long-double products a
+#: second measured on one core.  The direct method is quadratic: two PLDs of 1e6 buckets took an hour.
+EXACT_MAX_WORK = 2_000_000_000
 
 
 def _rho(n: int) -> float:
@@ -62,6 +65,12 @@ def convolve(a: npt.NDArray[np.longdouble], err_a: float, b: npt.NDArray[np.long
     """``(c, err_c)``: the convolution of two non-negative vectors and a bound on its 2-norm error."""
     if method not in METHODS:
         raise ValueError(f"method must be one of {METHODS}, got {method!r}")
+    work = float(a.size) * float(b.size)
+    if method == "exact" and work > EXACT_MAX_WORK:
+        raise ValueError(f"composition='exact' would convolve {a.size:,} x {b.size:,} masses directly ({work:.3g} "
+                         f"long-double products, about {work / 2.5e8:.0f} s), more than {EXACT_MAX_WORK:.0e}: use "
+                         "composition='auto' (the certified FFT beyond small sizes), or fewer buckets (a larger "
+                         "value_discretization_interval or a smaller max_buckets)")
     n2a, n1a = _norms(a)
     n2b, n1b = _norms(b)
     propagated = err_a * n1b + n1a * err_b + err_a * err_b * math.sqrt(b.size)

@@ -9,6 +9,7 @@ under-report delta, so the accountant refuses and says what to use instead
 """
 from __future__ import annotations
 
+import math
 import sys
 from typing import Any, overload
 
@@ -91,10 +92,23 @@ class Accountant:
         return self
 
     def add_gaussian(self, *, sigma: float, sensitivity: float = 1.0, times: int = 1) -> "Accountant":
-        """Add ``times`` runs of the Gaussian mechanism (sigma in the units of ``sensitivity``)."""
-        pld = PrivacyLossDistribution.from_gaussian(sigma=sigma, sensitivity=sensitivity,
+        """Add ``times`` runs of the Gaussian mechanism (sigma in the units of ``sensitivity``).
+
+        The runs are built as one Gaussian mechanism of ``sigma / sqrt(times)``, which has exactly their
+        privacy loss: each run's loss is N(mu, 2 mu), mu = sensitivity^2 / (2 sigma^2), and a sum of
+        ``times`` of them is N(times mu, 2 times mu).  One PLD from the closed form instead of up to
+        2 log2(times) compositions: exact at any ``times`` (1e12 runs cost one build, not 80 FFTs whose
+        error bounds double with each squaring until the bracket is [0, 1]).
+        """
+        sigma = real("sigma", sigma, minimum=0.0, min_inclusive=False)
+        times = integer("times", times, minimum=1)
+        # two ulps down cover the roundings of the square root and the quotient: a sigma no larger than
+        # the exact one can only raise delta (never under-report it)
+        combined = sigma if times == 1 else math.nextafter(math.nextafter(sigma / math.sqrt(times), 0.0), 0.0)
+        pld = PrivacyLossDistribution.from_gaussian(sigma=combined, sensitivity=sensitivity,
                                                     value_discretization_interval=self.value_discretization_interval)
-        return self.add(pld, times=times, name=f"Gaussian(sigma={sigma:g}, sensitivity={sensitivity:g})")
+        name = f"Gaussian(sigma={sigma:g}, sensitivity={sensitivity:g})"
+        return self.add(pld, name=name if times == 1 else f"{name} x {times}")
 
     def add_laplace(self, *, scale: float, sensitivity: float = 1.0, times: int = 1) -> "Accountant":
         """Add ``times`` runs of the Laplace mechanism."""

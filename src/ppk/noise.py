@@ -53,6 +53,14 @@ MIN_SCALE = 1e-6
 #: Relative tolerance on a pmf's total mass (and on mixture weights).
 PMF_TOLERANCE = 1e-12
 
+#: Most work one natural-noise window's convolutions may take, in long-double multiply-adds (2e8-4e8 a
+#: second on one core; a double one counts 1/4): 10-20 s.  They are direct (quadratic, exact to the
+#: last bits): a row sum of 1000 rows of 1000 values took minutes per window.
+MAX_CONVOLUTION_WORK = 4e9
+_LD_RATE = 2e8           # long-double multiply-adds a second, for the messages
+_DOUBLE_WEIGHT = 1 / 4   # a double multiply-add against a long-double one: np.convolve ran 1.5e8-9e9 a
+                         # second against 1.8e8-3.8e8 (measured on two shared cores, hence the margin)
+
 
 @dataclass(frozen=True)
 class Window:
@@ -184,10 +192,12 @@ class _Linear:
         top = w.log_pmf.max()
         return cls(w.offset, np.exp(w.log_pmf - top), LD(top), w.log_dropped)
 
-    def convolve(self, other: _Linear, depth: float, amplified: int = 1) -> _Linear:
+    def convolve(self, other: _Linear, depth: float, amplified: int = 1, budget: "_Budget | None" = None) -> _Linear:
         """The product's window.  ``amplified``: how many copies of the result the final law holds (a
         row sum's partial powers): their rounding grows that many times, so beyond a few the
-        convolution runs in long double."""
+        convolution runs in long double.  ``budget`` is charged before the work starts."""
+        if budget is not None:
+            budget.charge(_convolution_work(self.values.size, other.values.size, depth, amplified))
         if depth < _DOUBLE_DEPTH and amplified <= _DOUBLE_AMPLIFIED:
             # every kept value lies in [e^-depth, 1]: double holds it (no underflow), and a direct
             # convolution of positive terms keeps ~1e-16 relative -- several times faster than long double
@@ -204,6 +214,28 @@ class _Linear:
     def window(self, log_concave: bool) -> Window:
         with np.errstate(divide="ignore"):
             return Window(self.offset, np.log(self.values) + self.log_scale, self.log_dropped, log_concave)
+
+
+def _convolution_work(a: int, b: int, depth: float, amplified: int = 1) -> float:
+    """Cost of one _Linear.convolve in long-double multiply-adds (its choice of precision)."""
+    double = depth < _DOUBLE_DEPTH and amplified <= _DOUBLE_AMPLIFIED
+    return float(a) * float(b) * (_DOUBLE_WEIGHT if double else 1.0)
+
+
+class _Budget:
+    """Work spent on one window's convolutions; refuses a convolution that would pass the limit (a
+    safety net behind the up-front estimates, which can be off by a factor for skewed laws)."""
+
+    def __init__(self, what: str, limit: float = 2 * MAX_CONVOLUTION_WORK):
+        self.what, self.limit, self.spent = what, limit, 0.0
+
+    def charge(self, work: float) -> None:
+        if self.spent + work > self.limit:
+            raise ValueError(f"{self.what}: its window's exact convolutions need more than {self.limit:.3g} "
+                             f"long-double multiply-adds (about {self.limit / _LD_RATE:.0f} s; spent "
+                             f"{self.spent:.3g}, the next one {work:.3g}): use fewer rows, a row law with fewer "
+                             "values, or a Pmf of the sum computed elsewhere")
+        self.spent += work
 
 
 def _convolve_all(parts: list[_Linear], depth: float) -> _Linear:
@@ -419,38 +451,80 @@ class RowSum(NaturalNoise):
             raise ValueError(f"row_pmf must sum to 1 (within {PMF_TOLERANCE:g}), got {pmf.sum()!r}")
         self.row_pmf = pmf
         self.count = integer("count", count, minimum=0, maximum=10**9)
+        self._whole: Window | None = None
         with np.errstate(divide="ignore"):
             self.log_concave = _is_log_concave(np.log(pmf))
 
     def __repr__(self) -> str:
+        if self.row_pmf.size > 8:   # a 1000-value row printed whole made every message about it pages long
+            return f"RowSum(row_pmf=<{self.row_pmf.size} values>, count={self.count})"
         return f"RowSum(row_pmf={self.row_pmf.tolist()!r}, count={self.count})"
+
+    def _estimated_work(self, first: int, last: int, part_depth: float) -> float:
+        """The window's convolutions in long-double multiply-adds, before doing them: the loop below
+        with each partial sum of m rows as wide as its support (m span + 1) or, narrower, as its normal
+        approximation's values within e^-depth of the mode (2 sd sqrt(2 depth), sd = sqrt(m var))."""
+        span = last - first
+        pmf = self.row_pmf[first:last + 1] / self.row_pmf[first:last + 1].sum()
+        values = np.arange(span + 1, dtype=float)
+        mean = float(np.dot(values, pmf))
+        var = float(np.dot((values - mean) ** 2, pmf))
+
+        def size(m: int) -> float:
+            return min(m * span + 1.0, 2 * math.sqrt(m * var * 2 * part_depth) + span + 1.0)
+
+        work, base, result, k = 0.0, 1, 0, self.count
+        while True:
+            if k & 1:
+                if result:
+                    work += _convolution_work(int(size(result)), int(size(base)), part_depth)
+                result += base
+            k >>= 1
+            if not k:
+                return work
+            work += _convolution_work(int(size(base)), int(size(base)), part_depth, amplified=k)
+            base *= 2
 
     def window(self, depth: float) -> Window:
         if self.count == 0:
             return Window(0, np.zeros(1, dtype=LD), -math.inf, True)
+        if self._whole is not None:   # the whole support, already: every depth's window is this one
+            return self._whole
         nz = np.nonzero(self.row_pmf)[0]
         first, last = int(nz[0]), int(nz[-1])
         with np.errstate(divide="ignore"):
             # the row's logs in long double: a relative error of the row's values grows count-fold in the sum
             row = Window(first, np.log(self.row_pmf[first:last + 1].astype(LD)), -math.inf, self.log_concave)
         part_depth = depth + 2 * math.log(self.count + 1) + 10
+        estimate = self._estimated_work(first, last, part_depth)
+        if estimate > MAX_CONVOLUTION_WORK:
+            raise ValueError(
+                f"{self!r}: its pmf down to e^-{depth:g} of the mode needs about {estimate:.2g} long-double "
+                f"multiply-adds of exact convolution (about {estimate / _LD_RATE:.0f} s), more than "
+                f"MAX_CONVOLUTION_WORK = {MAX_CONVOLUTION_WORK:.0e}: use fewer rows (count), a row law with fewer "
+                "values (coarser units), or a Pmf of the sum computed elsewhere")
+        budget = _Budget(repr(self))
         base, result, k = _Linear.of(row), None, self.count
         while True:
             if k & 1:
-                result = base if result is None else result.convolve(base, part_depth)
+                result = base if result is None else result.convolve(base, part_depth, budget=budget)
             k >>= 1
             if not k:
                 break
             # the squared base enters the sum k times over (k = count >> level): its relative rounding
             # does too, so the early, small squarings run in long double (at 5,000 rows in double the
             # values were 1.4e-14 off; now 7e-17)
-            base = base.convolve(base, part_depth, amplified=k)
+            base = base.convolve(base, part_depth, amplified=k, budget=budget)
         assert result is not None
         window = result.window(self.log_concave)
         if not window.log_concave and _is_log_concave(np.asarray(window.log_pmf, dtype=float)):
             # the sum of many rows is log-concave on its window even when one row is not (a central limit):
             # what the threshold path needs is the window's own log-concavity, checked on its values
             window = Window(window.offset, window.log_pmf, window.log_dropped, True)
+        if window.log_dropped == -math.inf:
+            # nothing was cut: the exact pmf on the whole support, which a deeper window would only
+            # recompute (NoisyQuery asks for ever deeper windows until one equals the last)
+            self._whole = window
         return window
 
 

@@ -73,10 +73,43 @@ _MASS_RTOL = 1e-12     # relative rounding allowance of bucket masses, added to 
 MAX_BUILD_BUCKETS = 1 << 24
 
 
-def _check_bucket_count(count: float, what: str) -> None:
-    if not count <= MAX_BUILD_BUCKETS:   # also catches inf and nan
-        raise ValueError(f"{what} needs {count:.3g} buckets, more than {MAX_BUILD_BUCKETS}: use a larger "
-                         "value_discretization_interval")
+#: Fewest buckets ``max_buckets`` may ask for.  Merging pairs (Delta doubles) shrinks a vector only
+#: while it is longer than this: a loss range spanning 0 ends as buckets 0..1 and the dominating pair's
+#: atoms at -Delta, 0, Delta, which no further doubling reduces.  With max_buckets = 2 the merging
+#: never stopped (Delta doubled to inf).
+MIN_MAX_BUCKETS = 3
+#: Most straddling buckets the lower end reads one by one at an eps; beyond, they are read in this
+#: many runs of neighbours, each bounded by Jensen's inequality as one bucket.  A width in the
+#: millions (a self-composition of a one-bucket PLD) made delta_bracket loop that many times.
+_STRADDLE_RUNS = 64
+
+
+def _check_max_buckets(max_buckets: object) -> int:
+    value = integer("max_buckets", max_buckets)
+    if not MIN_MAX_BUCKETS <= value <= MAX_BUILD_BUCKETS:
+        raise ValueError(f"max_buckets must be in [{MIN_MAX_BUCKETS}, {MAX_BUILD_BUCKETS}] (the dominating pair "
+                         f"needs atoms at -Delta, 0 and Delta; above, 256 MiB per mass vector), got {value}")
+    return value
+
+
+def _fitting_interval(dx: float, span: float, extra: int, max_buckets: int, what: str) -> float:
+    """The smallest dx * 2^j whose grid covers a loss range of length ``span`` in at most ``max_buckets``
+    points (``span / interval + extra`` of them).  Builders use it instead of building more buckets and
+    merging them right after (the constructor merges pairs, which is the doubled grid): no allocation
+    beyond max_buckets, at any loss range."""
+    if not math.isfinite(span):
+        raise ValueError(f"{what}: its privacy loss range is beyond the float range (the two laws are "
+                         "disjoint to double precision, delta = 1 at every eps of interest)")
+    room = max(1, max_buckets - extra)   # a tiny max_buckets: the constructor merges the rest
+    j = 0 if span <= dx * room else max(0, math.ceil(math.log2(span / (dx * room))) - 1)
+    # log2 rounds: settle the last step or two by checking (bounded: at most a few passes)
+    while span / (dx * 2.0**j) > room:
+        j += 1
+    out = dx * 2.0**j
+    if not math.isfinite(out):
+        raise ValueError(f"{what}: its loss range {span:.3g} fits no grid of at most max_buckets = {max_buckets} "
+                         "buckets within the float range")
+    return out
 
 
 def _positive_part(mp_, mq_, eps):
@@ -108,6 +141,17 @@ class _Masses:
         self.offset, self.p, self.q, self.width = int(offset), p, q, float(width)
         self.overflow_p, self.overflow_q = LD(overflow_p), LD(overflow_q)
         self.err_p, self.err_q = float(err_p), float(err_q)
+
+    def cap(self) -> None:
+        """Keep the carried bounds finite.  Each bounds a probability or the distance to a vector of
+        probabilities: the mass cut off is at most 1, and the true masses (disjoint events, total <= 1)
+        have 2-norm <= 1, so |computed - true|_2 <= |computed|_2 + 1.  Past those values the bounds say
+        nothing more, but uncapped they grew without limit under self-composition (FFT error bounds double
+        per squaring): 1e36 at k = 1e12, then inf, and inf * 0 made the bracket NaN at k = 2^62."""
+        one = LD(1)
+        self.overflow_p, self.overflow_q = min(self.overflow_p, one), min(self.overflow_q, one)
+        self.err_p = min(self.err_p, float(np.sqrt(np.sum(np.square(self.p)))) + 1.0)
+        self.err_q = min(self.err_q, float(np.sqrt(np.sum(np.square(self.q)))) + 1.0)
 
     def copy(self) -> "_Masses":
         return _Masses(self.offset, self.p.copy(), self.q.copy(), self.width, self.overflow_p, self.overflow_q,
@@ -147,6 +191,7 @@ class _Masses:
         # merging adds entries pairwise: the 2-norm of the error grows by at most sqrt(2)
         self.err_p *= math.sqrt(2)
         self.err_q *= math.sqrt(2)
+        self.cap()
 
     def truncate(self, log_bound: float) -> None:
         """Cut off the mass beyond exp(log_bound) at both ends (into the overflow, counted as infinite loss)."""
@@ -211,9 +256,11 @@ def _compose_masses(a: _Masses, b: _Masses, method: str) -> _Masses:
     p, err_p = _convolution.convolve(a.p, a.err_p, b.p, b.err_p, method=method)
     q, err_q = _convolution.convolve(a.q, a.err_q, b.q, b.err_q, method=method)
     sa, sb, qa, qb = a.p.sum(), b.p.sum(), a.q.sum(), b.q.sum()
-    return _Masses(a.offset + b.offset, p, q, a.width + b.width,
-                   a.overflow_p * (sb + b.overflow_p) + sa * b.overflow_p,
-                   a.overflow_q * (qb + b.overflow_q) + qa * b.overflow_q, err_p, err_q)
+    out = _Masses(a.offset + b.offset, p, q, a.width + b.width,
+                  a.overflow_p * (sb + b.overflow_p) + sa * b.overflow_p,
+                  a.overflow_q * (qb + b.overflow_q) + qa * b.overflow_q, err_p, err_q)
+    out.cap()
+    return out
 
 
 class PrivacyLossDistribution:
@@ -235,6 +282,17 @@ class PrivacyLossDistribution:
         if p.shape != q.shape:
             raise ValueError(f"mass_upper and mass_lower must have the same length, got {p.size} and {q.size}")
         width = real("width", width, minimum=0.0)
+        max_buckets = _check_max_buckets(max_buckets)
+        if _atoms is None:
+            # the dominating pair spreads each bucket over ceil(width) grid steps: estimate its vectors
+            # before allocating them (width=1e12 asked for 2 x 14.6 TiB)
+            points = p.size + math.ceil(width)
+            if points > MAX_BUILD_BUCKETS:
+                raise ValueError(
+                    f"width = {width:.6g} (buckets of the interval) with {p.size:,} buckets makes the dominating "
+                    f"pair span {points:.3g} grid points, 2 vectors of {points * 16:.3g} bytes; the limit is "
+                    f"{MAX_BUILD_BUCKETS:,} points ({MAX_BUILD_BUCKETS * 16 // 2**20} MiB a vector): give the "
+                    "masses on a coarser interval, where the same losses span fewer buckets")
 
         def probability(name: str, value: object) -> np.longdouble:
             return LD(real(name, value, minimum=0.0, maximum=1.0 + 1e-9))
@@ -248,7 +306,7 @@ class PrivacyLossDistribution:
                       infinity_mass_upper=probability("infinity_mass_upper", infinity_mass_upper),
                       infinity_mass_lower=probability("infinity_mass_lower", infinity_mass_lower),
                       pessimistic_estimate=bool(pessimistic_estimate),
-                      max_buckets=integer("max_buckets", max_buckets, minimum=2, maximum=MAX_BUILD_BUCKETS),
+                      max_buckets=max_buckets,
                       composition=composition,
                       log_mass_truncation_bound=real("log_mass_truncation_bound", log_mass_truncation_bound,
                                                      maximum=-1.0),
@@ -269,7 +327,15 @@ class PrivacyLossDistribution:
         self._shared_noise_key = shared_noise_key
         self._sums: tuple | None = None
         while max(self._buckets.p.size, self._atoms.p.size) > self.max_buckets:
+            # merging shrinks both vectors while they are longer than MIN_MAX_BUCKETS <= max_buckets, so
+            # this ends within log2(length) passes; the checks keep it bounded whatever the fields hold
+            # (a vector that stops shrinking, or an interval that would double past the float range)
+            before = (self._buckets.p.size, self._atoms.p.size)
+            if not math.isfinite(2 * self.value_discretization_interval):
+                break
             self._coarsen()
+            if (self._buckets.p.size, self._atoms.p.size) == before:
+                break
 
     def with_composition(self, composition: str) -> "PrivacyLossDistribution":
         """The same PLD composing by ``composition`` (``"auto"``, ``"exact"`` or ``"fft"``); shares the masses."""
@@ -334,11 +400,12 @@ class PrivacyLossDistribution:
         if p.shape != q.shape:
             raise ValueError(f"pmf_upper and pmf_lower must have the same length, got {p.size} and {q.size}")
         dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
+        max_buckets = _check_max_buckets(max_buckets)
         both = (p > 0) & (q > 0)
-        with np.errstate(over="ignore"):
-            x = (np.log(p[both]) - np.log(q[both])) / dx
-        if x.size:
-            _check_bucket_count(float(np.max(x)) - float(np.min(x)) + 3, "the loss range of the pmfs")
+        loss = np.log(p[both]) - np.log(q[both])
+        if loss.size:
+            dx = _fitting_interval(dx, float(np.max(loss) - np.min(loss)), 4, max_buckets, "the pmfs")
+        x = loss / dx
         k = np.ceil(x + _SLACK * (1 + np.abs(x))).astype(np.int64)
         width = 1 + 2 * _SLACK * (1 + (float(np.max(np.abs(x))) if x.size else 0.0))
         off = int(k.min()) if k.size else 0
@@ -392,6 +459,7 @@ class PrivacyLossDistribution:
         s = real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
         dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
         bound = real("log_mass_truncation_bound", log_mass_truncation_bound, maximum=-1.0)
+        max_buckets = _check_max_buckets(max_buckets)
         ratio = s / sigma
         mu = 0.5 * ratio * ratio
         if mu < 1e-300:     # the two laws coincide to the float range: all mass at loss 0
@@ -399,7 +467,7 @@ class PrivacyLossDistribution:
                        pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
         sd = math.sqrt(2 * mu) if math.isfinite(mu) else math.inf
         z = math.sqrt(-2 * bound) + 2
-        _check_bucket_count(2 * (mu + z * sd) / dx + 2, f"sensitivity/sigma = {ratio:.3g}")
+        dx = _fitting_interval(dx, 2 * (mu + z * sd), 3, max_buckets, f"sensitivity/sigma = {ratio:.3g}")
         k_lo, k_hi = math.floor((-mu - z * sd) / dx), math.ceil((mu + z * sd) / dx)
         edges = np.arange(k_lo, k_hi + 1) * dx
         zp, zq = (edges - mu) / sd, (edges + mu) / sd
@@ -414,8 +482,9 @@ class PrivacyLossDistribution:
         b = real("scale", scale, minimum=0.0, min_inclusive=False)
         s = real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
         dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
+        max_buckets = _check_max_buckets(max_buckets)
         e0 = s / b
-        _check_bucket_count(2 * e0 / dx + 3, f"sensitivity/scale = {e0:.3g}")
+        dx = _fitting_interval(dx, 2 * e0, 4, max_buckets, f"sensitivity/scale = {e0:.3g}")
         k_top = max(1, math.ceil(e0 / dx - _SLACK))
         edges = np.arange(-k_top, k_top + 1) * dx
         # continuous part: o in (0, s), L = (s - 2o)/b decreasing; L <= e  <=>  o >= (s - b e)/2
@@ -452,7 +521,7 @@ class PrivacyLossDistribution:
             raise TypeError(f"query must be a ppk.CountingQuery, got {type(query).__name__}")
         dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
         bound = real("log_mass_truncation_bound", log_mass_truncation_bound, maximum=-1.0)
-        max_buckets = integer("max_buckets", max_buckets, minimum=2, maximum=MAX_BUILD_BUCKETS)
+        max_buckets = _check_max_buckets(max_buckets)
         N, p, sigma = query.n_unknown, query.p, query.sigma
         key = (query.n, query.known, query.p)
         if N == 0 or p in (0.0, 1.0):
@@ -603,8 +672,10 @@ class PrivacyLossDistribution:
 
     @staticmethod
     def _tail_difference(e, sum_p, sum_q):
-        """sum_p - e^eps sum_q without forming e^eps (it may overflow where sum_q is 0)."""
-        with np.errstate(divide="ignore"):
+        """sum_p - e^eps sum_q without forming e^eps (it may overflow where sum_q is 0).  Where even
+        e^eps sum_q overflows (eps = 1e6 over a tail of rounding-sized Q-masses) the difference is -inf:
+        the tail counts 0 (it cannot be positive with sum_p <= 1), and the error terms carry the rest."""
+        with np.errstate(divide="ignore", over="ignore"):
             return sum_p - np.exp(e + np.log(sum_q))
 
     def _upper_end(self, e, eps, dx, sums, order):
@@ -650,17 +721,41 @@ class PrivacyLossDistribution:
             full_p, full_q = sums[1][j_full], sums[0][j_full]
             count = j_str
         value = self._tail_difference(e, full_p, full_q)
-        steps = int(math.ceil(m.width)) + 2
-        for t in range(steps):   # the buckets straddling eps: between j_str and j_full
-            idx = (j_str + t) if order == 0 else (j_full + t)
-            end = j_full if order == 0 else j_str
-            ok = idx < end
-            i = np.minimum(idx, n - 1)
-            value = value + np.where(ok, _positive_part(p[i], q[i], e), LD(0))
+        # the buckets straddling eps: indices start..end-1 (about `width` of them)
+        start, end = (j_str, j_full) if order == 0 else (j_full, j_str)
+        size = np.maximum(end - start, 0)
+        widest = int(size.max()) if size.size else 0
+        runs = min(widest, _STRADDLE_RUNS)
+        gamma = 4 * n * _convolution.U_LD       # relative rounding of a cumulative sum
+        for t in range(runs):
+            # run t: straddling buckets a..b-1 (one bucket each while at most _STRADDLE_RUNS straddle)
+            a, b = start + (t * size) // runs, start + ((t + 1) * size) // runs
+            i = np.minimum(a, n - 1)
+            one = _positive_part(p[i], q[i], e)
+            if widest > runs:
+                # a longer run as one bucket: (sum P - e^eps sum Q)_+ <= sum of (P - e^eps Q)_+ (Jensen
+                # again), its masses read off the cumulative sums from the side nearest eps's tail
+                if order == 0:
+                    run_p, run_q = sums[2][a] - sums[2][b], sums[3][a] - sums[3][b]
+                else:
+                    run_p, run_q = sums[1][b] - sums[1][a], sums[0][b] - sums[0][a]
+                many = _positive_part(np.maximum(run_p, LD(0)), np.maximum(run_q, LD(0)), e)
+                one = np.where(b - a > 1, many, one)
+            value = value + np.where(b > a, one, LD(0))
+        if widest > runs:
+            # each run's two masses are differences of cumulative sums, each off by gamma times the sum
+            # at the straddle's outer end: 2 gamma (P + e^eps Q) per run
+            if order == 0:
+                outer_p, outer_q = sums[2][start], sums[3][start]
+            else:
+                outer_p, outer_q = sums[1][end], sums[0][end]
+            with np.errstate(divide="ignore", over="ignore"):   # inf: the lower end is 0 there
+                runs_slack = 2 * runs * LD(gamma) * (outer_p + np.exp(e + np.log(outer_q)))
+            value = value - np.where(size > runs, runs_slack, LD(0))
         inf = self.infinity_mass_upper if order == 0 else self.infinity_mass_lower
         err_a, err_b = (m.err_p, m.err_q) if order == 0 else (m.err_q, m.err_p)
         fft = _noise_term(count, e, err_a, err_b)
-        slack = LD(_MASS_RTOL + 4 * n * _convolution.U_LD) * (2 * full_p + inf)
+        slack = LD(_MASS_RTOL + gamma) * (2 * full_p + inf)
         return np.maximum(value + inf - fft - slack, LD(0))
 
     def _bracket_ld(self, eps: float):

@@ -25,7 +25,14 @@ from ..._random import as_generator
 from ..._validate import EPS_MAX_CLOSED_FORM, integer, real
 from ..._typing import FloatArray, RngLike
 
-__all__ = ["BesselK", "confidence", "eps_for_confidence", "calibrate_eps0", "confidence_exact", "confidence_mc",
+#: Most random draws (samples times dimension) one Monte-Carlo call takes: about 5 s in numpy.  The
+#: standard error at this size is below 1e-4; 1e12 draws would have run for days.
+MC_MAX_DRAWS = 10**8
+#: Draws per block of a Monte-Carlo run: memory stays at a few of these arrays (32 MiB each), whatever
+#: ``samples`` is (one array of samples x dimension took 16 bytes a draw, all at once).
+_MC_BLOCK = 1 << 22
+
+__all__ = ["MC_MAX_DRAWS", "BesselK", "confidence", "eps_for_confidence", "calibrate_eps0", "confidence_exact", "confidence_mc",
            "laplace_overlap", "dkw_alpha", "empirical_confidence", "combined_confidence",
            "calibrate_eps0_combined", "compose_privacy_at_risk",
            "crossover", "CostModel", "OptimalPaR", "eps_lower_bound_from_mae"]
@@ -93,13 +100,33 @@ class BesselK:
             return 0.0
         if q == 1:
             return math.inf
+        # the upper half from the survival function: 1 - q is exact there, sf reaches 0, so the bracket
+        # search ends (the cdf, a sum of k rounded terms, may level off just below a q near 1: hi
+        # doubled to inf and the loop never left)
+        upper = q > 0.5
+        target = 1 - q if upper else q
+
+        def below(x: float) -> float:   # < 0 below the quantile, >= 0 from it on
+            return target - float(self.sf(x)) if upper else float(self.cdf(x)) - target
+
         hi = 1.0
-        while self.cdf(hi) < q:
+        for _ in range(1100):   # 2^1100 overflows: every double is passed by then
+            if below(hi) >= 0:
+                break
             hi *= 2
-        return float(optimize.brentq(lambda x: self.cdf(x) - q, 0.0, hi, xtol=1e-14, rtol=1e-14))
+        else:
+            raise ValueError(f"q = {q!r}: the quantile lies beyond the float range")
+        return float(optimize.brentq(below, 0.0, hi, xtol=1e-14, rtol=1e-14))
 
     def rvs(self, size: int | tuple[int, ...] | None = None, rng: RngLike = None) -> float | FloatArray:
         """Random draws of T (a float when ``size`` is None); for simulations, not releases."""
+        shape: tuple[int, ...] = () if size is None else tuple(size) if isinstance(size, (tuple, list)) else (size,)
+        count = 1
+        for s in shape:
+            count *= integer("size", s, minimum=0)
+        if count > MC_MAX_DRAWS:
+            raise ValueError(f"size asks for {count:.3g} draws ({3 * 8 * count:.3g} bytes in three arrays), more "
+                             f"than MC_MAX_DRAWS = {MC_MAX_DRAWS:.0e}: draw in batches")
         gen = as_generator(rng)
         return np.abs(gen.gamma(self.k, 1.0, size) - gen.gamma(self.k, 1.0, size))
 
@@ -187,11 +214,24 @@ def confidence_mc(*, fx: npt.ArrayLike, fy: npt.ArrayLike, eps: float, eps0: flo
     eps, eps0 = _eps_pair(eps, eps0)
     s = real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
     samples = integer("samples", samples, minimum=2)
+    if samples * x.size > MC_MAX_DRAWS:
+        raise ValueError(f"samples = {samples:,} in dimension {x.size:,} needs {samples * x.size:.3g} Laplace draws, "
+                         f"more than MC_MAX_DRAWS = {MC_MAX_DRAWS:.0e} (about 5 s); at {MC_MAX_DRAWS // x.size:,} "
+                         "samples the standard error is already below 1e-4 -- for the exact value in one "
+                         "dimension use confidence_exact")
     gen = as_generator(rng)
-    z = x + gen.laplace(0.0, s / eps0, size=(samples, x.size))
-    loss = eps0 / s * (np.abs(z - y) - np.abs(z - x)).sum(axis=1)
-    hit = np.abs(loss) <= eps
-    return float(hit.mean()), float(hit.std(ddof=1) / math.sqrt(samples))
+    # in blocks of rows: the draws come off the generator in the same order as one (samples, k) array
+    # would, so the estimate is the same, in bounded memory
+    rows = max(1, _MC_BLOCK // x.size)
+    hits = 0
+    for start in range(0, samples, rows):
+        z = x + gen.laplace(0.0, s / eps0, size=(min(rows, samples - start), x.size))
+        loss = eps0 / s * (np.abs(z - y) - np.abs(z - x)).sum(axis=1)
+        hits += int(np.count_nonzero(np.abs(loss) <= eps))
+    mean = hits / samples
+    # the sample standard deviation of the 0/1 hits, as hit.std(ddof=1) gave it
+    sd = math.sqrt(max(mean * (1 - mean), 0.0) * samples / (samples - 1))
+    return float(mean), sd / math.sqrt(samples)
 
 
 def laplace_overlap(*, eps1: float, eps2: float, sensitivity: float = 1.0) -> float:

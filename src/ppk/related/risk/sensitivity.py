@@ -28,6 +28,18 @@ from ..._typing import FloatArray, RngLike
 __all__ = ["Count", "ClippedSum", "ClippedMean", "Histogram", "Ridge", "sample_sensitivities",
            "EmpiricalSensitivity", "synthetic_census"]
 
+#: Most row indices :func:`pair_indices` returns (pairs x (rows + 1)): 400 MiB, a few times that while
+#: hashing.  The built-in scalar queries read only the two extra rows of each pair, so their ``rows`` is
+#: free and only ``pairs`` counts against :data:`MAX_PAIRS`.
+MAX_INDICES = 5 * 10**7
+#: Most pairs one call samples (a few arrays of this many doubles, a few seconds).
+MAX_PAIRS = 2 * 10**7
+#: Most multiply-adds of the ridge loop, pairs x rows x d^2 (forming each pair's Gram matrix): about
+#: 10 s on two cores.
+MAX_RIDGE_WORK = 2 * 10**10
+#: Most rows :func:`synthetic_census` makes (about 15 arrays of this many doubles: 1.2 GB).
+MAX_CENSUS_ROWS = 10**7
+
 _M1, _M2, _GOLD = np.uint64(0xBF58476D1CE4E5B9), np.uint64(0x94D049BB133111EB), np.uint64(0x9E3779B97F4A7C15)
 
 
@@ -40,9 +52,21 @@ def _splitmix(z):
 
 def pair_indices(*, m: int, rows: int, pairs: int, seed: int) -> np.ndarray:
     """Row indices of every pair (pairs x (rows + 1)): rows - 1 common rows, then a, then b."""
+    m = integer("m", m, minimum=1)
+    rows = integer("rows", rows, minimum=1)
+    seed = integer("seed", seed, minimum=0, maximum=2**64 - 1)
+    pairs = integer("pairs", pairs, minimum=1)
+    if pairs * (rows + 1) > MAX_INDICES:
+        raise ValueError(f"pairs x (rows + 1) = {pairs * (rows + 1):.3g} indices ({8 * pairs * (rows + 1):.3g} bytes), "
+                         f"more than MAX_INDICES = {MAX_INDICES:.0e}: use fewer pairs or rows")
+    return _columns(m=m, columns=np.arange(rows + 1, dtype=np.uint64), pairs=pairs, seed=seed)
+
+
+def _columns(*, m: int, columns: np.ndarray, pairs: int, seed: int) -> np.ndarray:
+    """The given columns of :func:`pair_indices` (each entry hashes only its pair and column)."""
     with np.errstate(over="ignore"):
         j = np.arange(pairs, dtype=np.uint64)[:, None]
-        s = np.arange(rows + 1, dtype=np.uint64)[None, :]
+        s = np.asarray(columns, dtype=np.uint64)[None, :]
         h = _splitmix(_splitmix(_splitmix(np.uint64(seed)) ^ j) ^ s)
     return (h % np.uint64(m)).astype(np.int64)
 
@@ -81,11 +105,17 @@ def sample_sensitivities(query: Count | ClippedSum | ClippedMean | Histogram | R
     runs the ridge loop in numpy (the reference; same indices, same result to rounding).
     """
     rows = integer("rows", rows, minimum=2)
-    pairs = integer("pairs", pairs, minimum=1)
+    pairs = integer("pairs", pairs, minimum=1, maximum=MAX_PAIRS)
     seed = integer("seed", seed, minimum=0, maximum=2**64 - 1)
     if isinstance(query, Ridge):
         X, y = (np.ascontiguousarray(a, dtype=float) for a in data)
         lam = real("lam", query.lam, minimum=0.0, min_inclusive=False)
+        d = X.shape[1] if X.ndim == 2 else 1
+        work = float(pairs) * rows * d * d
+        if work > MAX_RIDGE_WORK:
+            raise ValueError(f"the ridge loop needs pairs x rows x d^2 = {work:.3g} multiply-adds (pairs={pairs:,}, "
+                             f"rows={rows:,}, d={d}), more than MAX_RIDGE_WORK = {MAX_RIDGE_WORK:.0e} (about 10 s): "
+                             "use fewer pairs or rows")
         if backend == "cpp":
             return _kernels.ridge_sensitivities(X, y, lam=lam, rows=rows, pairs=pairs, seed=seed)
         if backend == "numpy":
@@ -94,8 +124,10 @@ def sample_sensitivities(query: Count | ClippedSum | ClippedMean | Histogram | R
     values = np.asarray(data, dtype=float)
     if values.ndim != 1 or values.size == 0:
         raise ValueError("data must be a non-empty 1-d array for this query")
-    idx = pair_indices(m=values.size, rows=rows, pairs=pairs, seed=seed)
-    a, b = values[idx[:, rows - 1]], values[idx[:, rows]]
+    # only the two extra rows enter these queries' distances: hash just their columns (the whole index
+    # matrix was pairs x (rows + 1), 8 TB at rows = 1e6, pairs = 1e6)
+    idx = _columns(m=values.size, columns=np.array([rows - 1, rows], dtype=np.uint64), pairs=pairs, seed=seed)
+    a, b = values[idx[:, 0]], values[idx[:, 1]]
     if isinstance(query, Count):
         return np.abs((a == 1).astype(float) - (b == 1).astype(float))
     if isinstance(query, (ClippedSum, ClippedMean)):
@@ -156,7 +188,7 @@ def synthetic_census(n: int, *, rng: RngLike = None) -> tuple[FloatArray, FloatA
     Attributes age, gender, race, marital status, education predict income.  As in the paper's
     Sec. 6, income is scaled to [0, 1] and each feature row to unit l2 norm.
     """
-    n = integer("n", n, minimum=1)
+    n = integer("n", n, minimum=1, maximum=MAX_CENSUS_ROWS)
     gen = as_generator(rng)
     age = np.clip(gen.normal(45, 14, n), 18, 90)
     gender = gen.integers(0, 2, n).astype(float)
