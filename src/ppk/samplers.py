@@ -114,6 +114,18 @@ def _rational(name: str, value, *, allow_zero: bool, bounded: bool = True) -> Fr
     return out
 
 
+def _at_most(a: int, b: int, bits: int) -> int:
+    """1 if a <= b else 0, for 0 <= a, b <= 2**bits, by arithmetic on integers of a constant size.
+
+    Comparing Python integers stops at the first differing digit, a negative difference takes
+    another path through CPython's subtraction, and a branch or ``sum`` of booleans adds work for
+    some outcomes: here every call adds, subtracts (always from the larger number) and shifts
+    (bits + 2)-bit numbers.  b + 2**(bits + 1) - a lies in [2**bits, 3 2**bits], so its bit
+    bits + 1 is set exactly when b >= a.
+    """
+    return ((b + (1 << (bits + 1)) - a) >> (bits + 1)) & 1
+
+
 # -- inversion with a fixed number of steps ----------------------------------------------
 
 #: The first steps of every search are read from a table of 2**_COARSE_STEPS - 1 values per scale.
@@ -164,10 +176,14 @@ class _Inversion:
         u = src.bits(self.ubits)
         fine = self.fine_steps
         # how many k (from -half up) have F(k) <= u / 2**ubits: first to the coarse grid's resolution
-        below = sum(g <= u for g in self.coarse) << fine
+        ubits = self.ubits
+        below = 0
+        for g in self.coarse:                       # every entry, whatever u is
+            below += _at_most(g, u, ubits)
+        below <<= fine
         for b in range(fine - 1, -1, -1):
             # no branch: the same additions for every draw
-            below += (1 << b) * (self.scaled_cdf(-self.half + below + (1 << b) - 1) <= u)
+            below += _at_most(self.scaled_cdf(-self.half + below + (1 << b) - 1), u, ubits) << b
         return -self.half + below
 
 
@@ -218,9 +234,14 @@ class _Geometric:
         return cls(tuple(thresholds), ubits)
 
     def draw(self, src: RandomSource) -> int:
-        g = 0
+        """(G + 2**(digits+1) - 2) 2**_GUARD + 2**80: offsets that :func:`_draw_laplace` cancels.
+
+        They keep every integer formed a large one whatever the digits are (CPython keeps the
+        integers below 257 preallocated, so forming them costs less)."""
+        g = 1 << 80
         for i, threshold in enumerate(self.thresholds):
-            g += (1 << i) * (src.bits(self.ubits) < threshold)
+            digit = 1 - _at_most(threshold, src.bits(self.ubits), self.ubits)    # u < threshold
+            g += (digit + 2) << (i + _GUARD)       # 2 or 3 times 2**(i + 9): a large integer either way
         return g
 
 
@@ -231,8 +252,11 @@ def _laplace(scale: Fraction, tail_bits: int) -> _Geometric:
     return _Geometric.of(scale, tail_bits + 1)
 
 
+_GUARD = 9
+
+
 def _draw_laplace(geometric: _Geometric, src: RandomSource) -> int:
-    return geometric.draw(src) - geometric.draw(src)
+    return (geometric.draw(src) - geometric.draw(src)) >> _GUARD        # the offsets cancel exactly
 
 
 # -- public samplers ----------------------------------------------------------------------
@@ -309,7 +333,7 @@ class _GaussianRejection:
         pending = 1                                 # 1 until a round accepts
         for _ in range(self.rounds):               # every round, always: the same work for every draw
             y = _draw_laplace(self.proposal, src)
-            take = pending * (src.bits(self.coin_bits) < self.coin(y))
+            take = pending * (1 - _at_most(self.coin(y), src.bits(self.coin_bits), self.coin_bits))
             out += take * y
             pending -= take
         return out
@@ -359,4 +383,4 @@ def bernoulli_exp(gamma: float | Fraction, *, rng: RngLike = None) -> bool:
     src = as_source(rng)
     prec = working_precision(_TAIL_BITS)
     threshold = fixed_exp(prec)((g.numerator << prec) // g.denominator) >> (prec - _TAIL_BITS)
-    return src.bits(_TAIL_BITS) < threshold
+    return not _at_most(threshold, src.bits(_TAIL_BITS), _TAIL_BITS)
