@@ -368,3 +368,139 @@ def test_row_sum_pmf_against_exact_multinomial_sums():
         assert e <= 1e-15                                   # a deficit, not an excess
         deficit = -math.expm1(e) * math.exp(float(w.log_pmf[0]))
         assert deficit <= math.exp(w.log_dropped)
+
+
+# ---------------------------------------------------------------- tiny delta against an independent oracle
+#
+# At large eps sigma^2 / d the optimal set of a Gaussian's release lies eps sigma^2 / d beyond the natural
+# noise's support, and delta is e^-1000 ... e^-300000.  The oracle below computes it at 50 digits from the
+# definition, sharing nothing with ppk but this fact about Gaussians: log f(o - d - k) / f(o - k) =
+# (2 d (o - k) - d^2) / (2 sigma^2), and p_d / p_0 is an average of these ratios over k, so every crossing
+# of p_d = e^eps p_0 lies between the two outputs where the extreme k's ratios equal e^eps; beyond them
+# p_d - e^eps p_0 has the sign of d on the right.  Continuous noise: the crossings are located on a grid of
+# sigma/4 over that range (bisected) and the hockey-stick integral is summed in closed form (normal
+# tails, each from its nearer side); discrete noise: the sum over the range is explicit and the rest is
+# tails of the pmf, summed from the far end.
+
+def _tiny_oracle(pmf, kind, sigma, eps, shifts=(1,)):
+    """50-digit log delta = log max over d in +-shifts of H_{e^eps}(d + X + Z || X + Z), X ~ pmf on 0..,
+    Z Gaussian(sigma) (kind "gaussian") or discrete Gaussian(sigma) ("discrete")."""
+    with mp.workdps(50):
+        s, E = mp.mpf(sigma), mp.exp(mp.mpf(eps))
+        h = -1 / (2 * s * s)
+        if kind == "gaussian":
+            c = 1 / (s * mp.sqrt(2 * mp.pi))
+        else:    # Poisson summation: sum_z e^{-z^2 / 2 s^2} = s sqrt(2 pi) (1 + 2 sum_m e^{-2 pi^2 s^2 m^2})
+            c = 1 / (s * mp.sqrt(2 * mp.pi) * (1 + 2 * mp.nsum(lambda m: mp.exp(-2 * mp.pi ** 2 * s * s * m * m),
+                                                                [1, mp.inf])))
+
+        def dens(x):
+            return c * mp.exp(h * x * x)
+        ks = [k for k, w in enumerate(pmf) if w > 0]
+        ws = [mp.mpf(pmf[k]) for k in ks]
+        lws = [float(mp.log(w)) for w in ws]
+        best = mp.ninf
+        for d in [t * sign for t in shifts for sign in (1, -1)]:
+            def g(x):   # p_d(x) - e^eps p_0(x); terms e^-250 below the largest (far below 50 digits) left out
+                xf = float(x)
+                ls = [lw - min((xf - d - k) ** 2, (xf - k) ** 2) / (2 * sigma * sigma) for lw, k in zip(lws, ks)]
+                top = max(ls)
+                return mp.fsum(w * (dens(x - d - k) - E * dens(x - k)) for w, k, l in zip(ws, ks, ls) if l > top - 250)
+            lo, hi = sorted([ks[0] + mp.mpf(d) / 2 + mp.mpf(eps) * s * s / d, ks[-1] + mp.mpf(d) / 2 + mp.mpf(eps) * s * s / d])
+            total = mp.mpf(0)
+            if kind == "discrete":
+                o0, o1 = int(mp.floor(lo)) - 1, int(mp.ceil(hi)) + 1
+                total += mp.fsum(v for v in (g(o) for o in range(o0, o1 + 1)) if v > 0)
+                # beyond the range every term is positive: sum_k w_k (P(Z >= a_k) - e^eps P(Z >= b_k))
+                args = ([(o1 + 1 - d - k, o1 + 1 - k) for k in ks] if d > 0 else
+                        [(k + d - o0 + 1, k - o0 + 1) for k in ks])     # (o < o0 by symmetry)
+                xs = [x for pair in args for x in pair]
+                tail, z = mp.mpf(0), max(xs) + 1
+                while True:
+                    t = dens(z)
+                    tail += t
+                    if t < tail * mp.mpf(10) ** -60:
+                        break
+                    z += 1
+                T = {max(xs) + 1: tail}
+                for x in range(max(xs), min(xs) - 1, -1):
+                    T[x] = T[x + 1] + dens(x)
+                total += mp.fsum(w * (T[a] - E * T[b]) for w, (a, b) in zip(ws, args))
+            else:
+                count = int((hi - lo) / (s / 4)) + 2
+                xs = [lo + (hi - lo) * i / count for i in range(count + 1)]
+                vals = [g(x) for x in xs]
+                cuts = []
+                for x0, x1, v0, v1 in zip(xs, xs[1:], vals, vals[1:]):
+                    if (v0 > 0) != (v1 > 0):
+                        a, b = x0, x1
+                        for _ in range(64):     # (H is stationary at a crossing: 2^-64 of a cell is ample)
+                            m = (a + b) / 2
+                            a, b = (m, b) if (g(m) > 0) == (v0 > 0) else (a, m)
+                        cuts.append((a + b) / 2)
+
+                def mass(shift, a, b):   # P(a < shift + X + Z <= b), each term from its nearer tail
+                    def one(k):
+                        za, zb = (a - shift - k) / s, (b - shift - k) / s
+                        if za >= 0:
+                            return mp.ncdf(-za) - mp.ncdf(-zb)
+                        if zb <= 0:
+                            return mp.ncdf(zb) - mp.ncdf(za)
+                        return 1 - mp.ncdf(za) - mp.ncdf(-zb)
+                    return mp.fsum(w * one(k) for w, k in zip(ws, ks))
+                positive = d < 0      # the sign left of the range
+                for a, b in zip([mp.ninf] + cuts, cuts + [mp.inf]):
+                    if positive:
+                        total += mass(d, a, b) - E * mass(0, a, b)
+                    positive = not positive
+            best = max(best, mp.log(total) if total > 0 else mp.ninf)
+        return float(best)
+
+
+def _assert_tiny(q, eps, ref):
+    est, up = q.log_delta(eps), q.log_delta_upper(eps)
+    assert math.isfinite(est) and math.isfinite(up) and up >= ref, (est, up, ref)
+    # the estimate: within 1e-9 where double-precision tails resolve it; beyond (|log delta| in the
+    # thousands) within the gap to the bound, which holds the tails' rounding (NoisyQuery's docstring)
+    assert abs(est - ref) <= (1e-9 if abs(ref) < 1000 else 1e-9 + (up - est)), (est, up, ref)
+
+
+TINY = {   # name: (law, exact pmf, sensitivity, added, kind, sigma, eps)
+    # the discrete Gaussian's tail near the end of its table (tails there once 4e-4 above the truth)
+    "poisson-binomial, table's end": (lambda: noise.PoissonBinomial(groups=[(40, 0.5), (30, 0.2)]),
+                                      lambda: O.poisson_binomial([(40, 0.5), (30, 0.2)]), 1, "discrete", 30.0, 1.85),
+}
+
+
+@pytest.mark.parametrize("case", sorted(TINY))
+def test_tiny_delta_against_the_oracle(case):
+    law, pmf, s, kind, sigma, eps = TINY[case]
+    added = noise.Gaussian(sigma) if kind == "gaussian" else noise.DiscreteGaussian(sigma)
+    q = ppk.NoisyQuery(natural=law(), added=added, sensitivity=s)
+    _assert_tiny(q, eps, _tiny_oracle(pmf(), kind, sigma, eps, tuple(range(1, s + 1))))
+
+
+@pytest.mark.parametrize("sigma", [30.0, 300.0, 2e4])
+def test_discrete_gaussian_tails_exact_at_the_tables_end_and_beyond(sigma):
+    # DiscreteGaussian.log_sf sums its table only up to its end (its last entries below the tail, by 1.2
+    # in log for sigma = 300) and beyond it gives a geometric bound (above, by 3e-4): the engine's tails
+    from ppk.noisy_query import _dg_log_sf
+    z = noise.DiscreteGaussian(sigma)
+    top = z._tail_table().size - 1
+    xs = [top - int(sigma), top - 1, top, top + 1, 2 * top, 10 * top]
+    got = _dg_log_sf(z, np.array(xs, dtype=float))
+    with mp.workdps(40):
+        s2 = 2 * mp.mpf(sigma) ** 2
+        norm = mp.sqrt(mp.pi * s2)      # (1 + 2 e^{-2 pi^2 sigma^2} ...: 1 to far below 40 digits here)
+
+        def tail(x):   # P(Z > x), summed until the terms are below 1e-45 of the sum
+            total, zz = mp.mpf(0), x + 1
+            while True:
+                t = mp.exp(-mp.mpf(zz) ** 2 / s2)
+                total += t
+                if t < total * mp.mpf(10) ** -45:
+                    return mp.log(total / norm)
+                zz += 1
+        for x, g in zip(xs, got):
+            ref = tail(x)
+            assert abs(g - float(ref)) <= 1e-15 * abs(float(ref)), (x, g, ref)
