@@ -465,10 +465,41 @@ def _assert_tiny(q, eps, ref):
     assert abs(est - ref) <= (1e-9 if abs(ref) < 1000 else 1e-9 + (up - est)), (est, up, ref)
 
 
+def test_tiny_delta_of_the_reported_query():
+    # a binomial of 1,000 rows with sigma = 30 at eps = 4: delta = e^-7815, reported -inf (bound and
+    # estimate): the root search gave up a fixed distance from its start, 3,600 short of the root
+    q = ppk.NoisyQuery(natural=noise.PoissonBinomial(groups=[(1000, 0.5)]), added=noise.Gaussian(30.0))
+    ref = _tiny_oracle([mp.binomial(1000, k) / mp.mpf(2) ** 1000 for k in range(1001)], "gaussian", 30.0, 4.0)
+    assert ref == pytest.approx(-7815.01410829216, abs=1e-9)
+    _assert_tiny(q, 4.0, ref)
+    assert q.log_delta(4.0) == pytest.approx(ref, rel=1e-12)      # (2e-9: the tails' logs are ~ -7800)
+
+
 TINY = {   # name: (law, exact pmf, sensitivity, added, kind, sigma, eps)
+    # the threshold path, its root beyond the old search's reach (every one gave -inf)
+    "poisson-binomial, sigma 30": (lambda: noise.PoissonBinomial(groups=[(40, 0.5), (30, 0.2)]),
+                                   lambda: O.poisson_binomial([(40, 0.5), (30, 0.2)]), 1, "gaussian", 30.0, 16.0),
+    "binomial, sensitivity 2": (lambda: noise.Binomial(60, 0.3), lambda: O.binomial(60, 0.3), 2, "gaussian", 30.0, 16.0),
+    "row sum, sigma 300": (lambda: noise.RowSum([0.2, 0.5, 0.3], 30), lambda: O.row_sum([0.2, 0.5, 0.3], 30), 2,
+                           "gaussian", 300.0, 1.0),
+    "beta-binomial, discrete": (lambda: noise.BetaBinomial(60, 2.0, 3.0), lambda: O.beta_binomial(60, 2, 3), 1,
+                                "discrete", 30.0, 4.0),
+    # eps sigma^2 / d an integer: L = eps within rounding at the root's neighbour, whose threshold's value
+    # A - e^eps B is 3e-12 of A: the bound once took the rounding of the next threshold (e^4.5 below delta)
+    "binomial, discrete, sensitivity 2": (lambda: noise.Binomial(60, 0.3), lambda: O.binomial(60, 0.3), 2,
+                                          "discrete", 30.0, 50.0),
     # the discrete Gaussian's tail near the end of its table (tails there once 4e-4 above the truth)
     "poisson-binomial, table's end": (lambda: noise.PoissonBinomial(groups=[(40, 0.5), (30, 0.2)]),
                                       lambda: O.poisson_binomial([(40, 0.5), (30, 0.2)]), 1, "discrete", 30.0, 1.85),
+    # the crossings path: the grid once missed the crossings (estimate -inf), or could not certify that
+    # there was no other (bound the Gaussian cap); and a mixture whose first window leaves out e^-77
+    # though it spans the support (the depth search stopped there and reported its bound, e^-77.0)
+    "beta-binomial U": (lambda: noise.BetaBinomial(40, 0.5, 0.5), lambda: O.beta_binomial(40, 0.5, 0.5), 1,
+                        "gaussian", 3.0, 16.0),
+    "pmf, sigma 30": (lambda: noise.Pmf(np.log(BIMODAL), offset=0), lambda: [mp.mpf(x) for x in BIMODAL], 1,
+                      "gaussian", 30.0, 1.0),
+    "mixture": (lambda: noise.BinomialMixture(40, [0.3, 0.7], [0.15, 0.8]), lambda: O.mixture(40, [0.3, 0.7], [0.15, 0.8]),
+                1, "gaussian", 3.0, 4.0),
 }
 
 
@@ -478,6 +509,16 @@ def test_tiny_delta_against_the_oracle(case):
     added = noise.Gaussian(sigma) if kind == "gaussian" else noise.DiscreteGaussian(sigma)
     q = ppk.NoisyQuery(natural=law(), added=added, sensitivity=s)
     _assert_tiny(q, eps, _tiny_oracle(pmf(), kind, sigma, eps, tuple(range(1, s + 1))))
+
+
+def test_a_laplace_loss_flat_at_eps_is_bounded_by_the_ratio():
+    # eps = 1/3 = d/b for d = 1 (in floats): the loss of that shift tends to eps within its rounding, so
+    # its root cannot be certified; p_1 <= e^{1/b} p_0 bounds its delta by 1/b - eps (exactly), and the
+    # bound is that of the shift 2 -- it was the caps, 0.92 above delta in log
+    q = ppk.NoisyQuery(natural=noise.Binomial(40, 0.3), added=noise.Laplace(3.0), sensitivity=2)
+    ref = float(mp.log(O.continuous_delta(O.binomial(40, 0.3), "laplace", 3.0, 1 / 3, 2, 8)))
+    assert q.log_delta(1 / 3) == pytest.approx(ref, abs=1e-9)
+    assert ref <= q.log_delta_upper(1 / 3) <= ref + 1e-9
 
 
 @pytest.mark.parametrize("sigma", [30.0, 300.0, 2e4])
@@ -504,3 +545,20 @@ def test_discrete_gaussian_tails_exact_at_the_tables_end_and_beyond(sigma):
         for x, g in zip(xs, got):
             ref = tail(x)
             assert abs(g - float(ref)) <= 1e-15 * abs(float(ref)), (x, g, ref)
+
+
+@pytest.mark.parametrize("natural, added", [
+    (lambda: noise.PoissonBinomial(groups=[(40, 0.2), (30, 0.7)]), lambda: noise.DiscreteGaussian(2.0)),
+    (lambda: noise.PoissonBinomial(groups=[(40, 0.2), (30, 0.7)]), lambda: noise.Gaussian(2.0)),
+    (lambda: noise.BetaBinomial(40, 0.5, 0.5), lambda: noise.Gaussian(2.0)),
+], ids=["threshold, discrete", "threshold", "crossings"])
+def test_delta_beyond_the_doubles_is_bounded_not_zero(natural, added):
+    # log delta ~ -(eps sigma)^2 / 2 is below -1.8e308 at eps = 1e300: the bound is the smallest double
+    # (as the counting kernel's), never -inf (delta > 0); at eps = 1e6 the closed-form bound -(x/sigma)^2/2
+    import warnings
+    q = ppk.NoisyQuery(natural=natural(), added=added())
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert q.log_delta_upper(1e300) == q.log_delta(1e300) == -1.7976931348623157e308
+        up = q.log_delta_upper(1e6)
+    assert -2.01e12 < up < -1.99e12
