@@ -547,11 +547,23 @@ def test_discrete_gaussian_tails_exact_at_the_tables_end_and_beyond(sigma):
             assert abs(g - float(ref)) <= 1e-15 * abs(float(ref)), (x, g, ref)
 
 
+def test_the_lattice_sum_beyond_its_windows_is_bounded_by_the_added_noise():
+    # a natural noise that is not log-concave with discrete noise: the lattice sum over windows that
+    # cannot reach the crossings (eps sigma^2 = 3,600 beyond the support); the bound reported is the
+    # discrete Gaussian's own (post-processing), where it was the window's slack, e^-2058
+    q = ppk.NoisyQuery(natural=noise.BetaBinomial(40, 0.5, 0.5), added=noise.DiscreteGaussian(30.0))
+    ref = _tiny_oracle(O.beta_binomial(40, 0.5, 0.5), "discrete", 30.0, 4.0)
+    assert q.path == "lattice sum"
+    assert ref <= q.log_delta_upper(4.0) <= ref + 15
+    assert q.log_delta(4.0) == q.log_delta_upper(4.0)     # (pessimistic: the windows do not resolve it)
+
+
 @pytest.mark.parametrize("natural, added", [
     (lambda: noise.PoissonBinomial(groups=[(40, 0.2), (30, 0.7)]), lambda: noise.DiscreteGaussian(2.0)),
     (lambda: noise.PoissonBinomial(groups=[(40, 0.2), (30, 0.7)]), lambda: noise.Gaussian(2.0)),
     (lambda: noise.BetaBinomial(40, 0.5, 0.5), lambda: noise.Gaussian(2.0)),
-], ids=["threshold, discrete", "threshold", "crossings"])
+    (lambda: noise.BetaBinomial(40, 0.5, 0.5), lambda: noise.DiscreteGaussian(2.0)),
+], ids=["threshold, discrete", "threshold", "crossings", "lattice sum"])
 def test_delta_beyond_the_doubles_is_bounded_not_zero(natural, added):
     # log delta ~ -(eps sigma)^2 / 2 is below -1.8e308 at eps = 1e300: the bound is the smallest double
     # (as the counting kernel's), never -inf (delta > 0); at eps = 1e6 the closed-form bound -(x/sigma)^2/2
@@ -562,3 +574,12 @@ def test_delta_beyond_the_doubles_is_bounded_not_zero(natural, added):
         assert q.log_delta_upper(1e300) == q.log_delta(1e300) == -1.7976931348623157e308
         up = q.log_delta_upper(1e6)
     assert -2.01e12 < up < -1.99e12
+
+
+def test_discrete_laplace_delta_vanishes_exactly_from_s_over_t():
+    # p_d <= e^{d/t} p_0: delta = 0 for eps >= s/t (it was the natural noise's delta alone), and for eps
+    # below s/t by less than the rounding of a float (1/3 < 1/3.0 ... exactly) positive
+    for natural in (noise.BetaBinomial(40, 0.5, 0.5), noise.Binomial(40, 0.3)):
+        q = ppk.NoisyQuery(natural=natural, added=noise.DiscreteLaplace(3.0))
+        assert q.log_delta_upper(0.34) == -math.inf
+        assert -50 < q.log_delta_upper(1 / 3) < -30
