@@ -17,17 +17,59 @@ mp = pytest.importorskip("mpmath")
 
 # -- histograms: sigma = 0 is exact -----------------------------------------------------------
 @pytest.mark.parametrize("N, probs, eps", [
+    (9, [0.2, 0.2, 0.6], 0.8),   # the issue: 0.2090384060 (a bracket's upper end) against the exact 0.2090351727
     (5, [0.2, 0.3, 0.5], 0.3), (7, [0.1, 0.15, 0.25, 0.5], 0.5), (6, [0.5, 0.25, 0.25], 0.1),
     (8, [0.05, 0.9, 0.05], 1.0), (4, [0.3, 0.7], 0.2), (12, [0.2, 0.3, 0.5], 2.0), (3, [0.6, 0.1, 0.3], 0.0),
+    (10, [0.2, 0.3, 0.5], 20.0),  # e^eps beyond N: the closed form (1 - pi_b)^N
+    (11, [0.02, 0.9, 0.08], 0.05), (0, [0.3, 0.3, 0.4], 0.5),
 ])
-def test_noiseless_histogram_equals_brute_force(N, probs, eps):
+def test_noiseless_histogram_is_exact_by_default(N, probs, eps):
+    # sigma = 0 is a finite sum: with the default rtol both ends are the exact value to 1e-12
     truth = O.histogram_delta_noiseless(N, probs, eps)
-    h = ppk.HistogramQuery(n=N + 1, known=0, probs=probs, sigma=0.0, rtol=1e-14)
+    h = ppk.HistogramQuery(n=N + 1, known=0, probs=probs, sigma=0.0)
     lower, upper = h.log_delta_bracket(eps)
     assert h.exact
     assert float(abs(mp.e ** mp.mpf(upper) / truth - 1)) < 1e-12
-    assert float(abs(mp.e ** mp.mpf(lower) / truth - 1)) < 1e-11
-    assert mp.e ** mp.mpf(lower) <= truth <= mp.e ** mp.mpf(upper) * (1 + mp.mpf(10) ** -15)
+    assert float(abs(mp.e ** mp.mpf(lower) / truth - 1)) < 1e-12
+    assert mp.e ** mp.mpf(lower) <= truth <= mp.e ** mp.mpf(upper)
+    assert h.delta(eps) == math.exp(upper)
+
+
+@pytest.mark.parametrize("N, probs, eps", [
+    (20_000, [0.2, 0.3, 0.5], 0.02), (20_000, [0.2, 0.3, 0.5], 0.3), (50_000, [0.05, 0.15, 0.8], 1.0),
+    (3_000, [0.01, 0.49, 0.5], 0.1), (100_000, [0.5, 0.5], 0.05),
+])
+def test_noiseless_sum_agrees_with_the_kernel_refined_to_every_value_of_m(N, probs, eps):
+    # the kernel's bucket bracket refined until it is exact (rtol 1e-15): independent code, same number
+    h = ppk.HistogramQuery(n=N + 1, known=0, probs=probs, sigma=0.0)
+    lower, upper = h.log_delta_bracket(eps)
+    kernel = ppk.HistogramQuery(n=N + 1, known=0, probs=probs, sigma=0.0, rtol=1e-15, max_evaluations=10**6)
+    monkey = ppk.histogram.NOISELESS_MAX_TERMS
+    try:
+        ppk.histogram.NOISELESS_MAX_TERMS = 0          # force the kernel's path
+        k_lower, k_upper = kernel.log_delta_bracket(eps)
+    finally:
+        ppk.histogram.NOISELESS_MAX_TERMS = monkey
+    assert upper - lower < 1e-11 * max(1.0, abs(upper))
+    assert k_upper - k_lower < 1e-11 * max(1.0, abs(upper))
+    assert lower <= k_upper + 1e-12 and k_lower <= upper + 1e-12    # the brackets overlap
+
+
+def test_past_its_budget_sigma_zero_is_the_kernels_certified_bracket(monkeypatch):
+    h = ppk.HistogramQuery(n=5001, known=0, probs=[0.2, 0.3, 0.5], sigma=0.0)
+    exact_lo, exact_up = h.log_delta_bracket(0.1)
+    monkeypatch.setattr(ppk.histogram, "NOISELESS_MAX_TERMS", 10)
+    lo, up = h.log_delta_bracket(0.1)
+    assert lo <= exact_lo and exact_up <= up and up - lo < 2e-3       # rtol 1e-3, certified
+
+
+def test_noiseless_sum_at_ten_million_rows_is_exact_and_quick():
+    import time
+    h = ppk.HistogramQuery(n=10**7 + 1, known=0, probs=[0.2, 0.2, 0.6], sigma=0.0)
+    start = time.perf_counter()
+    lower, upper = h.log_delta_bracket(0.05)
+    assert time.perf_counter() - start < 10
+    assert upper - lower < 1e-11 * abs(upper) and upper == pytest.approx(-1265.1187166955515, rel=1e-13)
 
 
 # -- histograms: sigma > 0 is bracketed -------------------------------------------------------
@@ -110,6 +152,57 @@ def test_calibration_is_certified_and_beats_plain_dp():
 def test_natural_noise_alone_can_suffice():
     cal = ppk.calibrate_histogram(n=10**6, known=0, probs=[0.3, 0.3, 0.4], eps=0.5, delta=1e-6)
     assert cal.sigma == 0.0 and cal.delta_achieved <= 1e-6
+
+
+@pytest.mark.parametrize("k", [2, 3, 5, 20])
+def test_a_floor_on_the_probabilities_releases_for_any_number_of_categories(k):
+    counts = [100 + 7 * i for i in range(k)]
+    with pytest.warns(ppk.InsecureRandomnessWarning):
+        out = ppk.release_histogram(counts=counts, known=50, min_prob=0.5 / k, eps=1.0, delta=1e-6, rng=k)
+    assert len(out.values) == k and out.calibration.delta_achieved <= 1e-6
+    floor = ppk.histogram.floor_probabilities(categories=k, min_prob=0.5 / k)
+    if k >= 3:   # one probability per category: the issue's probs=floor_probabilities(...) call works
+        assert len(floor) == k and min(floor) == 0.5 / k
+        with pytest.warns(ppk.InsecureRandomnessWarning):
+            again = ppk.release_histogram(counts=counts, known=50, probs=floor, eps=1.0, delta=1e-6, rng=k)
+        assert again.calibration.sigma == out.calibration.sigma
+    else:        # two counts: the covering belief has a third category, so min_prob= is the way
+        with pytest.raises(ValueError, match="min_prob="):
+            ppk.release_histogram(counts=counts, known=50, probs=floor, eps=1.0, delta=1e-6)
+    with pytest.raises(ValueError, match="not both"):
+        ppk.release_histogram(counts=counts, known=50, probs=floor, min_prob=0.1 / k, eps=1.0, delta=1e-6)
+
+
+def test_the_floor_belief_has_the_upper_end_of_two_categories_at_the_floor():
+    m = 0.04
+    three = ppk.HistogramQuery(n=20_000, known=1000, probs=[m, m, 1 - 2 * m], sigma=2.0)
+    for k in (3, 6, 25):
+        h = ppk.HistogramQuery(n=20_000, known=1000, probs=ppk.histogram.floor_probabilities(categories=k,
+                                                                                          min_prob=m), sigma=2.0)
+        assert h.log_delta_bracket(0.3)[1] == pytest.approx(three.log_delta_bracket(0.3)[1], rel=1e-12)
+
+
+def _strict(text):
+    import json
+    def refuse(token):
+        raise AssertionError(f"non-standard JSON token {token}")
+    return json.loads(text, parse_constant=refuse)
+
+
+def test_histogram_release_record_warns_when_counts_are_exact_and_the_belief_is_stated():
+    from ppk._io import strict_json
+    exact = ppk.release_histogram(counts=[3000, 3000, 4000], known=10, probs=[0.3, 0.3, 0.4], eps=1.0, delta=1e-6)
+    assert exact.calibration.sigma == 0
+    public = _strict(strict_json(exact.public(categories=["a", "b", "c"])))
+    assert public["values"] == {"a": 3000, "b": 3000, "c": 4000} and public["noise"] == "none"
+    record = public["record"]
+    assert record["noise"]["law"] == "none" and record["attacker"]["belief_source"] == "stated_by_steward"
+    assert [w.split(":")[0] for w in record["warnings"]] == ["NO NOISE", "STATED BELIEF, NOT STANDARD DP"]
+    assert record["guarantee"]["delta_sampler"] == 0.0 and record["guarantee"]["delta"] == 1e-6   # no draw
+    noisy = ppk.release_histogram(counts=[30, 30, 40], known=10, probs=[0.3, 0.3, 0.4], eps=1.0, delta=1e-6)
+    g = noisy.public()["record"]["guarantee"]
+    assert noisy.calibration.sigma > 0 and g["delta_sampler"] == ppk.samplers.sampler_delta(1.0, 3) > 0
+    assert g["delta"] > 1e-6     # the samplers' term, added and rounded up: never under-reported
 
 
 def test_release_histogram_adds_noise_to_every_bin():
@@ -243,6 +336,22 @@ def test_cli_histogram_release_is_certified_and_names_bad_rows(tmp_path, capsys)
     assert "line 4" in err.err and "'purple'" in err.err and "nothing was released" in err.err and not err.out
 
 
+def test_cli_min_prob_release_of_five_age_bands(tmp_path, capsys):
+    from ppk.cli import main
+    bands = ["0-17", "18-34", "35-54", "55-74", "75+"]
+    path = tmp_path / "ages.csv"
+    path.write_text("id,age\n" + "".join(f"{i},{bands[i % 5]}\n" for i in range(400)))
+    argv = ["histogram", "--csv", str(path), "--column", "age", "--categories", ",".join(bands),
+            "--min-prob", "0.05", "--known", "100", "--eps", "1", "--delta", "1e-6"]
+    assert main(argv + ["--json"]) == 0           # was: "got 5 counts and 3 probabilities"
+    out = _strict(capsys.readouterr().out)
+    assert list(out["values"]) == bands and out["record"]["input"]["column"] == "age"
+    assert "0.05" in out["record"]["attacker"]["belief"]
+    assert main(argv) == 0
+    text = capsys.readouterr().out
+    assert "released histogram of 'age'" in text and "WARNING: STATED BELIEF" in text
+
+
 @pytest.mark.parametrize("argv, match", [
     (["--n", "100", "--sigma", "1"], "say what the attacker believes"),
     (["--n", "100", "--sigma", "1", "--probs", "0.5,0.4"], "--probs must sum to 1"),
@@ -250,6 +359,8 @@ def test_cli_histogram_release_is_certified_and_names_bad_rows(tmp_path, capsys)
     (["--n", "100", "--probs", "0.5,0.5"], "--sigma .* is required"),
     (["--csv", "x.csv", "--column", "c", "--eps", "1", "--delta", "1e-6", "--probs", "0.5,0.5"],
      "needs the public list of categories"),
+    (["--csv", "x.csv", "--column", "c", "--eps", "1", "--delta", "1e-6", "--categories", "a,b,a", "--min-prob",
+      "0.1"], "--categories names 'a' more than once"),
 ])
 def test_cli_histogram_bad_input(argv, match, capsys):
     from ppk.cli import main

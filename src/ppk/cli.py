@@ -13,11 +13,11 @@ import warnings
 import numpy as np
 
 from . import __version__, baselines
-from ._io import count_binary_column, count_categories, strict_json
+from ._io import ColumnRead, read_binary_column, read_categories, strict_json
 from ._random import InsecureRandomnessWarning
 from .algorithm1 import alg1
 from .algorithm2 import alg2
-from .release import release
+from .release import alg2_record, exact_warning, guarantee, make_record, ppk_warning, release
 from .counting import CountingQuery
 from .histogram import HistogramQuery, calibrate_histogram, floor_probabilities, release_histogram
 
@@ -26,6 +26,12 @@ _DEFAULT = dict(n=100_000, known=50_000, p=0.5)
 
 def _fmt(x: float) -> str:
     return "0" if x == 0 else f"{x:.6g}"
+
+
+def _up(log_x: float) -> float:
+    """A delta given by its log, as a float that is never below it: exp rounded up, so a delta below the
+    float range is the least positive float, not 0 (which would under-report it)."""
+    return 0.0 if log_x == -math.inf else math.nextafter(math.exp(log_x), math.inf) if log_x < 0 else 1.0
 
 
 def _fmt_log(log_x: float) -> str:
@@ -84,6 +90,55 @@ def _natural_noise_line(n: int, known: int, p: float) -> str:
     return f"N = {N} unknown rows act as natural noise"
 
 
+def _input(read: ColumnRead, column: str) -> dict:
+    """The record's ``input``: the file as named on the command line, its SHA-256, the column, the rows."""
+    return dict(file=read.path, sha256=read.sha256, column=column, rows=read.rows)
+
+
+def _count_attacker(n: int, known: int, p: float) -> tuple[dict, bool]:
+    """The record's attacker of a count whose unknown rows are Bernoulli(--p), and whether that is plain DP
+    (no natural noise: the curve is the Gaussian mechanism's)."""
+    N = n - known - 1
+    standard = N == 0 or p in (0.0, 1.0)
+    belief = f"each unknown row is 1 with probability p = {p:g}, independently, stated by the steward (--p)"
+    text = (f"any attacker (standard DP: {_natural_noise_line(n, known, p)})" if standard else
+            f"an attacker who knows {known} of the {n} rows exactly, not the challenge row; the other {N} rows "
+            f"are natural noise: {belief}")
+    return dict(rows=n, rows_known=known, rows_unknown=N, belief=belief,
+                belief_source="none" if standard else "stated_by_steward", text=text), standard
+
+
+def _stated_warning(known: int, n: int, flag: str) -> str:
+    return ppk_warning(known, n, f"as stated with {flag}, not estimated from the data").replace(
+        "NOT STANDARD DP:", "STATED BELIEF, NOT STANDARD DP:")
+
+
+def _print_record(record: dict) -> None:
+    """The record in words, after a table: what a reviewer needs to check the output."""
+    print(f"\nrecord ({record['format']}): ppk {record['ppk_version']}, {record['created_utc']} (UTC)")
+    source = record["input"]
+    print(f"input: {source['file']}, SHA-256 {source['sha256']}, column {source['column']!r}, {source['rows']} rows"
+          if source else "input: no file (computed from the parameters given)")
+    if record["attacker"] is not None:
+        print(f"attacker: {record['attacker']['text']}")
+    g = record["guarantee"]
+    if g is not None:
+        if isinstance(g.get("eps"), (int, float)):
+            print(f"guarantee: {g['kind']}, eps = {g['eps']:g}, delta = {g['delta']:.6g} "
+                  f"(mechanism {g['delta_mechanism']:.6g} + samplers {g['delta_sampler']:.3g}): {g['text']}")
+        else:
+            print(f"guarantee: {g['kind']}: {g['text']}")
+    noise = record["noise"]
+    if noise is not None:
+        scale = "" if noise["scale"] is None else f" = {noise['scale']:.6g} {noise['unit']}"
+        print("noise: none: exact values" if noise["law"] == "none" else
+              f"noise: {noise['law'].replace('_', ' ')}, {noise['scale_name']}{scale} per {noise['per']}")
+    for w in record["warnings"]:
+        print(f"WARNING: {w}")
+    if not record["warnings"]:
+        print("warnings: none")
+
+
 def _add_query_args(parser: argparse.ArgumentParser, *, sigma: bool) -> None:
     parser.add_argument("--n", type=_whole, default=_DEFAULT["n"], help="rows in the database (default %(default)s)")
     parser.add_argument("--known", type=_whole, default=_DEFAULT["known"],
@@ -100,10 +155,23 @@ def _cmd_delta(args: argparse.Namespace) -> int:
     q = CountingQuery(n=args.n, known=args.known, p=args.p, sigma=args.sigma)
     eps = np.array(args.eps, dtype=float)
     log_d, log_u = q.log_delta(eps), q.log_delta_upper(eps)
-    rows = [dict(eps=float(e), delta=math.exp(ld), log_delta=float(ld), delta_upper=math.exp(lu))
+    rows = [dict(eps=float(e), delta=math.exp(ld), log_delta=float(ld), delta_upper=_up(lu))
             for e, ld, lu in zip(eps, log_d, log_u)]
+    attacker, standard = _count_attacker(q.n, q.known, q.p)
+    warnings = []
+    if q.sigma == 0:
+        warnings.append(exact_warning("the count would be", q.known))
+    if not standard:
+        warnings.append(_stated_warning(q.known, q.n, "--p"))
+    kind = "DP" if standard else "PPK-DP"
+    record = make_record(attacker=attacker, guarantee=guarantee(
+        kind=kind, eps=[r["eps"] for r in rows], delta_mechanism=[r["delta_upper"] for r in rows],
+        text=f"the count plus N(0, sigma^2) is (eps, delta_upper)-{kind} at each eps of the curve"),
+        noise=dict(law="none" if q.sigma == 0 else "gaussian", scale=q.sigma, scale_name="sigma", unit="counts",
+                   per="value"), warnings=warnings)
     if args.json:
-        print(strict_json(dict(query=dict(n=q.n, known=q.known, p=q.p, sigma=q.sigma, beta=q.beta), curve=rows)))
+        print(strict_json(dict(query=dict(n=q.n, known=q.known, p=q.p, sigma=q.sigma, beta=q.beta), curve=rows,
+                               record=record)))
         return 0
     print(f"{q!r}: {_natural_noise_line(q.n, q.known, q.p)}; beta = sigma/n = {q.beta:.3g}")
     _print_table(["eps", "delta", "log(delta)", "delta_upper"],
@@ -114,6 +182,7 @@ def _cmd_delta(args: argparse.Namespace) -> int:
         plot_privacy_curve(q, eps=grid, path=args.plot)
         print(f"\nplot: {args.plot}  (delta on a log axis, eps from 0 to {grid[-1]:g}, with the DP curve of the "
               "same noise)")
+    _print_record(record)
     return 0
 
 
@@ -129,11 +198,24 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     def gain(s: float) -> float:
         return math.inf if r.sigma == 0 else s / r.sigma
 
+    attacker, standard = _count_attacker(r.n, r.known, r.p)
+    warnings = []
+    if r.sigma == 0:
+        warnings.append(exact_warning("the count would be", r.known))
+    if not standard:
+        warnings.append(_stated_warning(r.known, r.n, "--p"))
+    kind = "DP" if standard else "PPK-DP"
+    record = make_record(attacker=attacker, guarantee=guarantee(
+        kind=kind, eps=r.eps, delta_mechanism=r.delta,
+        text=f"the count plus N(0, sigma^2) at the sigma found is (eps, delta)-{kind} (certified delta "
+             f"{r.delta_achieved:.6g} <= delta); a release by ppk adds the samplers' term"),
+        noise=dict(law="none" if r.sigma == 0 else "gaussian", scale=r.sigma, scale_name="sigma", unit="counts",
+                   per="value"), warnings=warnings)
     if args.json:
         out = dict(n=r.n, known=r.known, p=r.p, eps=r.eps, delta=r.delta, sigma=r.sigma, beta=r.beta,
                    zeta=r.zeta, delta_achieved=r.delta_achieved, evaluations=r.evaluations, reason=r.reason,
                    baselines={name: (None if math.isnan(s) else s) for name, s in rows[1:]},
-                   gain_vs_analytic=None if r.sigma == 0 else gain(rows[1][1]))
+                   gain_vs_analytic=None if r.sigma == 0 else gain(rows[1][1]), record=record)
         print(strict_json(out))
         return 0
     print(f"Noise for a count over n={r.n} rows, attacker knows {r.known}, unknown rows Bernoulli({r.p}),"
@@ -147,10 +229,11 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
           f" certified delta at sigma = {r.delta_achieved:.6g}")
     if r.eps >= 1:
         print("The classic Gaussian mechanism (Dwork-Roth Thm A.1) is only valid for eps < 1.")
+    _print_record(record)
     return 0
 
 
-def _print_ledger(ledger: dict, value: int | None = None) -> None:
+def _print_ledger(ledger: dict, record: dict, value: int | None = None) -> None:
     parts = ledger["delta_parts"]
     if ledger["insecure_for_testing"]:
         print(_NOT_PRIVATE + "\n")
@@ -182,6 +265,7 @@ def _print_ledger(ledger: dict, value: int | None = None) -> None:
     if ledger["branch"] == "fallback":
         print("\nfallback: the Laplace estimate was unusable or the truncation term exceeded kappa3;"
               " the DP baseline is used.")
+    _print_record(record)
 
 
 def _alg2_options(parser: argparse.ArgumentParser) -> None:
@@ -246,23 +330,26 @@ def _cmd_alg2(args: argparse.Namespace) -> int:
     r = _seeded_call(alg2, count=args.count, n=args.n, known=args.known, eps=args.eps, delta=args.delta,
                      kappa1=args.kappa1, kappa2=args.kappa2, kappa3=args.kappa3, hoeffding=args.hoeffding, rng=rng,
                      noise=args.noise)
+    # the ledger's count estimate is itself a release: one draw of the samplers
+    record = alg2_record(r, draws=1, value_published=False)
     if args.json:
-        print(strict_json(r.ledger()))
+        print(strict_json({**r.ledger(), "record": record}))
     else:
-        _print_ledger(r.ledger())
+        _print_ledger(r.ledger(), record)
     return 0
 
 
 def _cmd_release(args: argparse.Namespace) -> int:
     rng = _release_rng(args)
-    count, n = count_binary_column(args.csv, args.column)
-    out = _seeded_call(release, count=count, n=n, known=args.known, eps=args.eps, delta=args.delta,
+    read = read_binary_column(args.csv, args.column)
+    out = _seeded_call(release, count=read.counts[1], n=read.rows, known=args.known, eps=args.eps, delta=args.delta,
                        kappa1=args.kappa1, kappa2=args.kappa2, kappa3=args.kappa3, hoeffding=args.hoeffding,
                        rng=rng, noise=args.noise)
+    public = out.public(input=_input(read, args.column))
     if args.json:
-        print(strict_json(out.public()))
+        print(strict_json(public))
     else:
-        _print_ledger(out.calibration.ledger(), value=out.value)
+        _print_ledger(out.calibration.ledger(), public["record"], value=out.value)
     return 0
 
 
@@ -291,7 +378,8 @@ def _category_count(text: str) -> int:
 
 
 def _histogram_belief(args: argparse.Namespace, categories: int | None) -> tuple[list[float], str]:
-    """The probabilities to evaluate and a sentence saying what they assume."""
+    """The probabilities to evaluate and a sentence saying what they assume (with --min-prob: the belief
+    that covers every belief above the floor, :func:`ppk.histogram.floor_probabilities`)."""
     if args.probs is not None and args.min_prob is not None:
         raise ValueError("give --probs or --min-prob, not both")
     if args.probs is not None:
@@ -317,13 +405,37 @@ def _cmd_histogram(args: argparse.Namespace) -> int:
     names = args.probs[0] if args.probs is not None else None
     k = _category_count(args.categories) if args.categories else (len(names) if names else None)
     probs, belief = _histogram_belief(args, k)
+    flag = "--min-prob" if args.min_prob is not None else "--probs"
+    N = args.n - args.known - 1
+
+    def record(*, sigma: float, standard: bool, g: dict) -> dict:
+        attacker = dict(rows=args.n, rows_known=args.known, rows_unknown=N, belief=belief + " (stated by the steward)",
+                        belief_source="none" if standard else "stated_by_steward",
+                        text=("any attacker (standard DP: no natural noise, or the noise is plain DP's)" if standard
+                              else f"an attacker who knows {args.known} of the {args.n} rows exactly, not the "
+                                   f"challenge row; the other {N} rows are natural noise shared by all bins: {belief}"))
+        warnings = []
+        if sigma == 0:
+            warnings.append(exact_warning("every bin's count would be", args.known))
+        if not standard:
+            warnings.append(_stated_warning(args.known, args.n, flag))
+        return make_record(attacker=attacker, guarantee=g, warnings=warnings,
+                           noise=dict(law="none" if sigma == 0 else "gaussian", scale=sigma, scale_name="sigma",
+                                      unit="counts", per="bin"))
+
     if args.delta is not None:
         if len(args.eps) != 1:
             raise ValueError("--delta calibrates for one --eps value")
         cal = calibrate_histogram(n=args.n, known=args.known, probs=probs, eps=args.eps[0], delta=args.delta)
+        standard = N == 0 or cal.sigma >= cal.sigma_dp
+        kind = "DP" if standard else "PPK-DP"
+        rec = record(sigma=cal.sigma, standard=standard, g=guarantee(
+            kind=kind, eps=args.eps[0], delta_mechanism=args.delta,
+            text=f"every bin plus N(0, sigma^2) is (eps, delta)-{kind} for the whole histogram (certified delta "
+                 f"{cal.delta_achieved:.6g} <= delta); a release by ppk adds the samplers' term"))
         out = dict(n=args.n, known=args.known, probs=list(cal.query.probs), eps=args.eps[0], delta=args.delta,
                    sigma=cal.sigma, sigma_dp=cal.sigma_dp, noise_saved=cal.noise_saved,
-                   delta_achieved=cal.delta_achieved, belief=belief)
+                   delta_achieved=cal.delta_achieved, belief=belief, record=rec)
         if args.json:
             print(strict_json(out))
             return 0
@@ -332,6 +444,7 @@ def _cmd_histogram(args: argparse.Namespace) -> int:
         _print_table(["method", "sigma"], [["ppk (certified upper end)", f"{cal.sigma:.6g}"],
                                            ["plain DP (analytic Gaussian, sensitivity sqrt 2)", f"{cal.sigma_dp:.6g}"]])
         print(f"\nnoise saved: {100 * cal.noise_saved:.1f}%; certified delta at sigma = {cal.delta_achieved:.6g}")
+        _print_record(rec)
         return 0
     if args.sigma is None:
         raise ValueError("--sigma (noise per bin, counts) is required for the curve; or give --delta to calibrate")
@@ -339,20 +452,26 @@ def _cmd_histogram(args: argparse.Namespace) -> int:
     eps = np.array(args.eps, dtype=float)
     lower, upper = h.log_delta_bracket(eps)
     dp = baselines.analytic_gaussian_log_delta(sigma=args.sigma, eps=eps, sensitivity=math.sqrt(2.0))
+    standard = N == 0
+    kind = "DP" if standard else "PPK-DP"
+    rec = record(sigma=h.sigma, standard=standard, g=guarantee(
+        kind=kind, eps=[float(e) for e in eps], delta_mechanism=[_up(up) for up in upper],
+        text=f"every bin plus N(0, sigma^2) is (eps, delta_upper)-{kind} at each eps of the curve"))
     if args.json:
-        rows = [dict(eps=float(e), delta_lower=math.exp(lo), delta_upper=math.exp(up), log_delta_upper=float(up),
+        rows = [dict(eps=float(e), delta_lower=math.exp(lo), delta_upper=_up(up), log_delta_upper=float(up),
                      delta_dp=math.exp(d)) for e, lo, up, d in zip(eps, lower, upper, dp)]
         print(strict_json(dict(query=dict(n=h.n, known=h.known, probs=list(h.probs), sigma=h.sigma),
-                               exact=h.exact, curve=rows)))
+                               exact=h.exact, curve=rows, record=rec)))
         return 0
     a, b = h.worst_pair()
     print(f"{h!r}")
     print(f"N = {h.n_unknown} unknown rows are natural noise shared by the {len(h.probs)} bins; {belief}.")
     print(f"The worst pair of categories: #{a} and #{b} (probabilities {h.probs[a]:.4g}, {h.probs[b]:.4g}).")
-    print("exact: lower and upper agree (to the summation's 1e-3)" if h.exact else
+    print("exact: lower and upper agree (to rounding at sigma = 0, else to the summation's 1e-3)" if h.exact else
           "delta lies between the two ends (upper: M = X_a + X_b revealed; lower: the best single bin)")
     _print_table(["eps", "delta_lower", "delta_upper", "plain DP"],
                  [[_fmt(e), _fmt_log(lo), _fmt_log(up), _fmt_log(d)] for e, lo, up, d in zip(eps, lower, upper, dp)])
+    _print_record(rec)
     return 0
 
 
@@ -365,6 +484,9 @@ def _histogram_release(args: argparse.Namespace) -> int:
     names = args.probs[0] if args.probs is not None else None
     if args.categories:
         categories = [c.strip() for c in args.categories.split(",")]
+        twice = sorted({c for c in categories if categories.count(c) > 1})
+        if twice:   # a second bin of the same name would count nothing and publish a noisy 0
+            raise ValueError(f"--categories names {', '.join(map(repr, twice))} more than once")
         if names is not None and names != categories:
             raise ValueError("--probs names other categories than --categories")
     elif names is not None:
@@ -373,15 +495,14 @@ def _histogram_release(args: argparse.Namespace) -> int:
         raise ValueError("a release needs the public list of categories: --probs NAME=P,... or --categories "
                          "NAME,NAME,... (taking them from the data would reveal which values occur)")
     probs, belief = _histogram_belief(args, len(categories))
-    counts = count_categories(args.csv, args.column, categories)
-    out = _seeded_call(release_histogram, counts=counts, known=args.known, probs=probs, eps=args.eps[0],
-                       delta=args.delta, rng=rng)
+    read = read_categories(args.csv, args.column, categories)
+    # --min-prob: the release takes the floor itself (its covering belief may have a category more than the bins)
+    belief_kwargs = dict(min_prob=args.min_prob) if args.min_prob is not None else dict(probs=probs)
+    out = _seeded_call(release_histogram, counts=list(read.counts), known=args.known, eps=args.eps[0],
+                       delta=args.delta, rng=rng, **belief_kwargs)
     cal = out.calibration
-    public = dict(values=dict(zip(categories, out.values)), noise="rounded_gaussian", sigma=cal.sigma,
-                  sigma_dp=cal.sigma_dp, delta_achieved=cal.delta_achieved, eps=args.eps[0], delta=args.delta,
-                  n=sum(counts), known=args.known, belief=belief)
-    if out.insecure_for_testing:
-        public["warning"] = "NOT PRIVATE: seeded randomness (for tests only); the noise can be reproduced"
+    public = out.public(categories=categories, input=_input(read, args.column))
+    public["belief"] = belief
     if args.json:
         print(strict_json(public))
         return 0
@@ -394,9 +515,10 @@ def _histogram_release(args: argparse.Namespace) -> int:
         print("\nNOTICE: no noise was added -- the values ARE the exact counts.  The unknown rows alone meet "
               f"(eps, delta) against an attacker who knows {args.known} rows; one who knows more is not covered.")
     print(f"\n(eps={args.eps[0]:g}, delta={args.delta:g}) against an attacker who knows {args.known} of "
-          f"{sum(counts)} rows; {belief}.")
+          f"{read.rows} rows; {belief}.")
     print(f"certified delta at sigma: {cal.delta_achieved:.6g}; plain DP would add sigma = {cal.sigma_dp:.6g} "
           f"(noise saved: {100 * cal.noise_saved:.1f}%)")
+    _print_record(public["record"])
     return 0
 
 
@@ -444,18 +566,32 @@ def _cmd_pk_threshold(args: argparse.Namespace) -> int:
     m = pk.ThresholdCount(n=args.n, p=args.p, known=args.known, threshold=args.threshold, strict=not args.at_least,
                           fill=args.fill)
     passive, active = pk.ppk_delta(m, eps=args.eps), pk.apk_delta(m, eps=args.eps)
+    N = args.n - args.known
+    rel = ">=" if args.at_least else ">"
+    record = make_record(
+        attacker=dict(rows=args.n, rows_known=args.known, rows_unknown=N,
+                      belief=f"each row is 1 with probability {args.p:g}, independently, stated (--p)",
+                      belief_source="stated_by_steward",
+                      text=f"passive (PPK-DP): knows {args.known} rows, whose values follow the prior too; active "
+                           f"(APK-DP): chooses the values of the {args.known} rows it knows; the other rows are "
+                           f"1 with probability {args.p:g}, independently"),
+        guarantee=guarantee(kind="PPK-DP", eps=args.eps, delta_mechanism=_up(passive.log_delta),
+                            text=f"against the passive attacker; the active one gets delta = {active.delta:.6g}"),
+        noise=dict(law="none", scale=0.0, scale_name="none", unit="counts", per="value"),
+        warnings=[exact_warning(f"the count is (when {rel} {args.threshold})", args.known),
+                  _stated_warning(args.known, args.n, "--p")])
     if args.json:
         print(strict_json(dict(ppk=dict(delta=passive.delta, log_delta=passive.log_delta),
                               apk=dict(delta=active.delta, log_delta=active.log_delta,
-                                       worst_known=active.worst_known))))
+                                       worst_known=active.worst_known), record=record)))
         return 0
-    rel = ">=" if args.at_least else ">"
     print(f"count of {args.n} rows (P(1) = {args.p:g}) released only if {rel} {args.threshold}, else {args.fill};"
           f" the attacker knows {args.known} rows; eps = {args.eps:g}")
     _print_table(["attacker", "delta", "ln delta"],
                  [["passive (PPK-DP)", _fmt_log(passive.log_delta), f"{passive.log_delta:.10g}"],
                   [f"active (APK-DP), worst: {active.worst_known} known 1s", _fmt_log(active.log_delta),
                    f"{active.log_delta:.10g}"]])
+    _print_record(record)
     return 0
 
 
@@ -476,13 +612,22 @@ def _cmd_sp_tables(args: argparse.Namespace) -> int:
               f"{r['dp_queries']} [{r['paper_dp_queries']}]", f"{r['delta_exact']:.3g}",
               str(r["dp_queries_exact_gaussian"])] for r in rows])
         print()
+    record = make_record(
+        attacker=dict(text="statistical privacy (Breutigam & Reischuk): the rows are split by a secret random "
+                           "partition, each row 1 with probability p (the tables' p), and every block's count is "
+                           "released with Gaussian noise; the attacker knows everything but the partition and the "
+                           "target's value", belief_source="stated_by_steward"),
+        guarantee=dict(kind="SP", eps=None, delta=None, text="one (eps, delta) per row of the tables, as listed"),
+        noise=dict(law="gaussian", scale=None, scale_name="sigma", unit="counts", per="block (each row's sigma)"),
+        warnings=["A REPRODUCTION of the paper's Tables I and II: no data was read and nothing was released"])
     if args.json:
-        print(strict_json(out))
+        print(strict_json({**out, "record": record}))
     else:
         print("The Thm 5.1 bound splits over the target's secret block; for counts of one predicate the answers "
               "are as informative as their total, so the exact delta is that of one count on all rows. #DP "
               "(KOV-style) reconstructs the paper's unstated formula (floor; Table I eps=0.01 rounds); the exact "
               "Gaussian column composes k Gaussian answers of the same accuracy exactly.")
+        _print_record(record)
     return 0
 
 
@@ -496,8 +641,16 @@ def _cmd_risk_gdpr(args: argparse.Namespace) -> int:
     best = model.optimal(eps0)
     result = dict(eps0=eps0, eps=best.eps, gamma=best.gamma, budget_dp=best.budget_dp, budget=best.budget,
                   saving=best.saving, confidence_exact=risk.confidence_exact(eps=best.eps, eps0=eps0))
+    record = make_record(
+        attacker=dict(text="any attacker (standard DP of the Laplace mechanism); privacy at risk adds the "
+                           "probability, over the noise, that its loss stays within eps", belief_source="none"),
+        guarantee=dict(kind="DP", eps=eps0, delta=0.0, delta_mechanism=0.0, delta_sampler=0.0,
+                       text=f"the Laplace mechanism is eps0-DP; eps = {best.eps:.4g} holds with confidence "
+                            f"gamma = {best.gamma:.4g} (the paper's model)"),
+        noise=dict(law="laplace", scale=1.0 / eps0, scale_name="scale", unit="counts", per="value"),
+        warnings=["A COST MODEL (Dandekar et al. Sec. 5.3): no data was read and nothing was released"])
     if args.json:
-        print(strict_json(result))
+        print(strict_json({**result, "record": record}))
         return 0
     print(f"GDPR scenario (Dandekar et al. Sec. 5.3): count query, {args.stakeholders} stakeholders, "
           f"E = ${args.E:,.2f} each, c = {args.c:g}; mean absolute error <= {args.max_mae:g}")
@@ -512,6 +665,29 @@ def _cmd_risk_gdpr(args: argparse.Namespace) -> int:
     ])
     print("\ngamma1 follows the paper's Lemma 24 model; the exact probability that the privacy loss of a "
           "worst-case pair stays within eps is the last row (see ppk.related.risk.confidence_exact).")
+    _print_record(record)
+    return 0
+
+
+def _cmd_samplers_timing(args: argparse.Namespace) -> int:
+    from ._validate import real
+    from .samplers import MAX_SCALE
+    from .sampler_timing import measure_timing
+    # checked here, by this command's name: the samplers call it sigma, a flag this command does not have
+    real("scale", args.scale, minimum=0.0, maximum=MAX_SCALE, min_inclusive=False)
+    report = measure_timing(args.noise, scale=args.scale, draws=args.draws)
+    warnings = [] if report.pvalue > 1e-3 else [
+        f"DEPENDENCE DETECTED: on this machine the time of a {args.noise} draw at scale {args.scale:g} carries "
+        "information about its value (Spearman p <= 1e-3); a release whose timing can be observed may leak"]
+    record = make_record(attacker=dict(text="one who can time each draw (docs/samplers.md)", belief_source="none"),
+                         guarantee=None, noise=dict(law={"gaussian": "rounded_gaussian"}.get(args.noise, args.noise),
+                                                    scale=args.scale, scale_name="scale", unit="counts", per="draw"),
+                         warnings=warnings)
+    if args.json:
+        print(strict_json({**vars(report), "record": record}))
+        return 0
+    print(report.summary())
+    _print_record(record)
     return 0
 
 
@@ -569,8 +745,11 @@ def build_parser() -> argparse.ArgumentParser:
 
     r = sub.add_parser("release", help="release a noisy count of a 0/1 CSV column",
                        description="Calibrate with Algorithm 2 and release count + noise (rounded Gaussian by "
-                                   "default, or an exact discrete Gaussian or Laplace: --noise). "
-                                   "Every row must be 0 or 1; on any bad row nothing is released.")
+                                   "default, or a discrete Gaussian or Laplace: --noise). The CSV is read strictly: "
+                                   "one record per line, quotes only around whole fields, the header's number of "
+                                   "fields, every cell 0 or 1; on any bad row nothing is released. The output ends "
+                                   "with its record: the file's SHA-256, the attacker, the guarantee, the noise and "
+                                   "every warning.")
     r.add_argument("--csv", required=True, help="CSV file with a header row")
     r.add_argument("--column", required=True, help="name of the 0/1 column")
     _alg2_options(r)
@@ -581,12 +760,14 @@ def build_parser() -> argparse.ArgumentParser:
                                     "--known rows and believes the others fall in the categories with --probs. "
                                     "The unknown rows are natural noise shared by all bins. Without --csv: the "
                                     "privacy curve's two certified ends (--sigma), or the least sigma (--delta). "
-                                    "With --csv: calibrate and release the noisy histogram of --column; on any "
-                                    "bad row nothing is released.")
+                                    "With --csv: calibrate and release the noisy histogram of --column (for --probs, "
+                                    "or --min-prob with --categories); on any bad row nothing is released, and the "
+                                    "output ends with its record (file SHA-256, attacker, guarantee, warnings).")
     hg.add_argument("--probs", type=_belief, default=None,
                     help="the attacker's belief: P1,P2,... or NAME=P,NAME=P,... (a release needs the names)")
     hg.add_argument("--min-prob", type=float, default=None,
-                    help="instead of --probs: cover every belief that gives each category at least this probability")
+                    help="instead of --probs: cover every belief that gives each category at least this probability "
+                         "(with --categories; also for a release)")
     hg.add_argument("--categories", default=None,
                     help="NAME,NAME,...: the public list of categories (a release needs it or NAME=P in --probs); "
                          "without --csv also just their number")
@@ -653,6 +834,19 @@ def build_parser() -> argparse.ArgumentParser:
     rf.add_argument("--out", default="ppk-risk-figures", help="output folder (default %(default)s)")
     rf.set_defaults(func=_cmd_risk_figures)
 
+    sm = sub.add_parser("samplers", help="the noise samplers: whether their timing reveals the draw")
+    smsub = sm.add_subparsers(dest="samplers_command", metavar="WHAT", required=True)
+    st = smsub.add_parser("timing", help="time many draws and correlate the time with |draw| (docs/samplers.md)",
+                          description="Spearman's rank correlation between |draw| and the time the draw took, "
+                                      "on this machine, for the sampler a release uses (the statistic of Jin et al.'s "
+                                      "timing attack; rejection samplers showed 0.2-0.5).")
+    st.add_argument("--noise", choices=["gaussian", "discrete_gaussian", "discrete_laplace"], default="gaussian",
+                    help="the sampler, named as in `ppk release --noise` (default %(default)s)")
+    st.add_argument("--scale", type=float, default=3.0, help="sigma or Laplace scale, in counts (default %(default)s)")
+    st.add_argument("--draws", type=_whole, default=2000, help="draws to time, 100..1000000 (default %(default)s)")
+    st.add_argument("--json", action="store_true", help="print JSON instead of a sentence")
+    st.set_defaults(func=_cmd_samplers_timing)
+
     k = sub.add_parser("pk", help="passive vs active attackers with partial knowledge (Desfontaines, Krahmer & Mohammadi)")
     ksub = k.add_subparsers(dest="pk_command", metavar="KIND", required=True)
     t = ksub.add_parser("threshold", help="a count released only above a threshold",
@@ -694,21 +888,36 @@ def _in_cli_terms(message: str, parser: argparse.ArgumentParser) -> str:
     return re.sub(r"\b([A-Za-z_][A-Za-z0-9_]*)( must| =|=| is too)", flag, message)
 
 
+def _command_name(args: argparse.Namespace) -> str:
+    """'ppk sp tables', 'ppk delta': the command as typed, for messages."""
+    words = [args.command] + [getattr(args, f"{args.command}_command", None) or ""]
+    return "ppk " + " ".join(w for w in words if w)
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:   # Ctrl-C before the command started: the same one line and exit code
+        print("\nppk: interrupted", file=sys.stderr)
+        return 130
     if not getattr(args, "func", None):
         parser.print_help()
         return 0
     try:
         return args.func(args)
+    except KeyboardInterrupt:
+        # Ctrl-C: the C++ kernels poll for it and raise KeyboardInterrupt, so does Python; one line, no
+        # traceback, and the shell's code for SIGINT (128 + 2).  Nothing half-computed was printed as a result.
+        print(f"\n{_command_name(args)}: interrupted", file=sys.stderr)
+        return 130
     except BrokenPipeError:
         # the reader went away (e.g. `ppk sp tables | head -1`): end quietly, as the Python docs advise
         devnull = os.open(os.devnull, os.O_WRONLY)
         os.dup2(devnull, sys.stdout.fileno())
         return 1
     except (ValueError, TypeError, OSError) as exc:
-        print(f"ppk {args.command}: error: {_in_cli_terms(str(exc), parser)}", file=sys.stderr)
+        print(f"{_command_name(args)}: error: {_in_cli_terms(str(exc), parser)}", file=sys.stderr)
         return 2
 
 
