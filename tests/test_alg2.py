@@ -190,5 +190,5 @@ def test_release_is_an_integer_near_the_count_and_reproducible():
     a, b = ppk.release(**kw, rng=21), ppk.release(**kw, rng=21)
     assert a == b and isinstance(a.value, int)
     assert abs(a.value - 40_000) < 12 * a.calibration.sigma + 1
-    assert set(a.public()) == {"value", "noise", "ledger", "warning"}   # seeded: marked as not private
+    assert set(a.public()) == {"value", "noise", "ledger", "warning", "record"}   # seeded: marked as not private
     assert a.public()["ledger"]["insecure_for_testing"] is True

@@ -30,7 +30,7 @@ class TimingReport:
     noise: str
     scale: float
     draws: int
-    spearman: float             #: rank correlation of |draw| and the draw's time, in [-1, 1]
+    spearman: float             #: rank correlation of abs(draw) and the draw's time, in [-1, 1]
     pvalue: float               #: two-sided p-value of spearman under independence (large-sample normal)
     median_seconds: float       #: median time of one draw
     spread: float               #: (90th - 10th percentile) / median of the draw times
