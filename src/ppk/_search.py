@@ -25,6 +25,17 @@ def log_target(delta: float) -> float:
     return ld - (4e-16 * max(1.0, abs(ld)) + 1e-15)
 
 
+def log_quotient(a: float, b: float) -> float:
+    """``log(a / b)`` for positive ``a``, ``b``, finite even where ``a / b`` leaves the floats.
+
+    ``math.log(a / b)`` where the quotient is a normal float (so results stay bit-identical to it),
+    ``log a - log b`` where it overflows or underflows: ``log(1.25 / 5e-324)`` is inf, the bound it
+    enters (a sigma, a Hoeffding deviation) is not.
+    """
+    q = a / b
+    return math.log(q) if 2.2250738585072014e-308 <= q < math.inf else math.log(a) - math.log(b)
+
+
 @dataclass(frozen=True)
 class SearchResult:
     x: float            # the smallest feasible point found (f(x) <= 0 was evaluated)

@@ -8,10 +8,15 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Mapping
+from typing import Any, Callable, Sequence, TypeVar
 
 import numpy as np
 
-__all__ = ["integer", "real", "real_array", "INT_MAX", "EPS_MAX_CLOSED_FORM"]
+__all__ = ["integer", "real", "real_array", "flag", "choice", "text", "sequence", "instance", "function", "INT_MAX",
+           "EPS_MAX_CLOSED_FORM"]
+
+T = TypeVar("T")
 
 
 #: Largest eps the closed-form composition formulas take: e^eps overflows a double beyond ~709,
@@ -88,6 +93,70 @@ def real_array(name: str, value, *, minimum: float | None = None, maximum: float
     if maximum is not None and np.any(flat > maximum):
         raise ValueError(f"{name} must be <= {maximum}, got {_first_bad(flat, flat > maximum)}")
     return flat, scalar
+
+
+def flag(name: str, value) -> bool:
+    """Return ``value`` as ``bool``: only True and False (Python's or numpy's) are accepted.
+
+    Truthiness would take ``"no"`` and ``nan`` for True and fail on an array with a message that
+    names no parameter.
+    """
+    if isinstance(value, (bool, np.bool_)):
+        return bool(value)
+    raise TypeError(f"{name} must be True or False, got {type(value).__name__} ({_show(value)})")
+
+
+def text(name: str, value) -> str:
+    """Return ``value`` if it is a ``str``."""
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {type(value).__name__} ({_show(value)})")
+    return value
+
+
+def choice(name: str, value, options: Sequence[str]) -> str:
+    """Return ``value`` if it is one of the strings ``options``.
+
+    The type is checked first: ``value in options`` would compare an array elementwise.
+    """
+    shown = ", ".join(repr(o) for o in options)
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be one of {shown}, got {type(value).__name__} ({_show(value)})")
+    if value not in options:
+        raise ValueError(f"{name} must be one of {shown}, got {_show(value)}")
+    return value
+
+
+def sequence(name: str, value, item: Callable[[str, Any], T], *, min_length: int = 0,
+             max_length: int | None = None) -> list[T]:
+    """Return the entries of a list, tuple, 1-d array or other iterable, each checked by
+    ``item(f"{name}[i]", entry)``.
+
+    A string, a mapping or a scalar is refused (iterating them would give characters, keys or an
+    error that names no parameter).
+    """
+    if isinstance(value, (str, bytes, Mapping)) or (isinstance(value, np.ndarray) and value.ndim != 1) \
+            or not hasattr(value, "__iter__"):
+        raise TypeError(f"{name} must be a list of values, got {type(value).__name__} ({_show(value)})")
+    entries = list(value)
+    if len(entries) < min_length:
+        raise ValueError(f"{name} must hold at least {min_length} entries, got {len(entries)}")
+    if max_length is not None and len(entries) > max_length:
+        raise ValueError(f"{name} must hold at most {max_length} entries, got {len(entries)}")
+    return [item(f"{name}[{i}]", v) for i, v in enumerate(entries)]
+
+
+def instance(name: str, value, types: type | tuple[type, ...], what: str):
+    """Return ``value`` if it is an instance of ``types``; ``what`` says what is expected, in words."""
+    if not isinstance(value, types):
+        raise TypeError(f"{name} must be {what}, got {type(value).__name__} ({_show(value)})")
+    return value
+
+
+def function(name: str, value) -> Callable:
+    """Return ``value`` if it can be called."""
+    if not callable(value):
+        raise TypeError(f"{name} must be a function, got {type(value).__name__} ({_show(value)})")
+    return value
 
 
 def _first_bad(flat: np.ndarray, mask: np.ndarray) -> str:

@@ -33,10 +33,11 @@ from scipy import optimize
 
 from . import _kernels
 from ._random import RandomSource, as_source, warn_if_seeded
-from ._search import log_target
-from ._validate import integer, real
+from ._search import log_quotient, log_target
+from ._validate import choice, flag, integer, real
 from .algorithm1 import alg1
 from .baselines import analytic_gaussian_sigma
+from .counting import MAX_ROWS
 from .hypergeom import hypergeom_pmf
 from .noise import ADDED_BY_NAME, Binomial, NoNoise, Pmf
 from .noisy_query import NoisyQuery, calibrate
@@ -49,6 +50,8 @@ BRANCH_PPK, BRANCH_FALLBACK, BRANCH_BASELINE = "ppk", "fallback", "baseline"
 
 #: The added-noise laws Algorithm 2 calibrates (``sigma`` is the scale of the law chosen).
 ADDED_NOISES = ("gaussian", "discrete_gaussian", "discrete_laplace")
+#: The bias intervals: the closed-form additive Hoeffding bound and the narrower Chernoff-KL one.
+HOEFFDING_METHODS = ("additive", "kl")
 
 
 class _Added:
@@ -59,9 +62,7 @@ class _Added:
     """
 
     def __init__(self, name: str):
-        if name not in ADDED_NOISES:
-            raise ValueError(f"noise must be one of {ADDED_NOISES}, got {name!r}")
-        self.name = name
+        self.name = choice("noise", name, ADDED_NOISES)
 
     def dp_scale(self, eps: float, delta: float) -> float:
         """The smallest scale that is (eps, delta)-DP without natural noise (the baseline)."""
@@ -96,7 +97,7 @@ def hoeffding_t(*, kappa2: float, m: int) -> float:
     """Additive Chernoff-Hoeffding deviation t with 2 exp(-2 m t^2) = kappa2 (inf when m = 0)."""
     kappa2 = real("kappa2", kappa2, minimum=0.0, maximum=1.0, min_inclusive=False)
     m = integer("m", m, minimum=0)
-    return math.inf if m == 0 else math.sqrt(math.log(2.0 / kappa2) / (2.0 * m))
+    return math.inf if m == 0 else math.sqrt(log_quotient(2.0, kappa2) / (2.0 * m))
 
 
 def laplace_truncation(*, n: int, t: float, eps_estimate: float) -> float:
@@ -144,14 +145,12 @@ def hoeffding_interval(*, estimate: float, t_laplace: float, kappa2: float, m: i
         t_laplace = real("t_laplace", t_laplace, minimum=0.0)
     kappa2 = real("kappa2", kappa2, minimum=0.0, maximum=1.0, min_inclusive=False)
     m = integer("m", m, minimum=0)
-    if method == "additive":
+    if choice("method", method, HOEFFDING_METHODS) == "additive":
         tau = hoeffding_t(kappa2=kappa2, m=m) + t_laplace
         return max(0.0, estimate - tau), min(1.0, estimate + tau)
-    if method != "kl":
-        raise ValueError(f"hoeffding must be 'additive' or 'kl', got {method!r}")
     if m == 0:
         return 0.0, 1.0
-    level = math.log(2.0 / kappa2) / m
+    level = log_quotient(2.0, kappa2) / m
     x_lo = min(1.0, max(0.0, estimate - t_laplace))
     x_hi = min(1.0, max(0.0, estimate + t_laplace))
     if x_lo <= 0 or _kl(x_lo, 1e-300) <= level:
@@ -292,15 +291,16 @@ def _count_and_n(data, count, n) -> tuple[int, int]:
         if n is not None:
             raise ValueError("n is taken from data; do not pass n with data")
         arr = np.asarray(data)
-        if arr.ndim != 1 or arr.size == 0:
-            raise ValueError(f"data must be a non-empty 1-d array of 0/1 values, got shape {arr.shape}")
+        # two rows at least, as for n: the challenge row and one the attacker may know
+        if arr.ndim != 1 or not 2 <= arr.size <= MAX_ROWS:
+            raise ValueError(f"data must be a 1-d array of 2 to {MAX_ROWS} 0/1 values, got shape {arr.shape}")
         if arr.dtype.kind not in "biuf" or not np.all((arr == 0) | (arr == 1)):
             bad = np.nonzero(~((arr == 0) | (arr == 1)))[0] if arr.dtype.kind in "biuf" else [0]
             raise ValueError(f"data must contain only 0 and 1; entry {int(bad[0])} is {arr[bad[0]]!r}")
         return int(arr.sum()), int(arr.size)
     if n is None:
         raise ValueError("n (the number of rows) is required with count")
-    n = integer("n", n, minimum=2)
+    n = integer("n", n, minimum=2, maximum=MAX_ROWS)
     return integer("count", count, minimum=0, maximum=n), n
 
 
@@ -431,12 +431,12 @@ def _validated(data: object, count: object, n: object, known: object, eps: objec
     c, n = _count_and_n(data, count, n)
     known = integer("known", known, minimum=0)
     if known >= n:
-        raise ValueError(f"known must be < n (the challenge row is unknown), got known={known}, n={n}")
+        rows = "n" if data is None else "the rows of data"
+        raise ValueError(f"known must be < {rows} (the challenge row is unknown), got known={known}, n={n}")
     eps = real("eps", eps, minimum=EPS_MIN)
     delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
     kappa1, kappa2, kappa3 = _split(delta, kappa1, kappa2, kappa3)
-    if hoeffding not in ("additive", "kl"):
-        raise ValueError(f"hoeffding must be 'additive' or 'kl', got {hoeffding!r}")
+    choice("hoeffding", hoeffding, HOEFFDING_METHODS)
     return c, n, known, eps, delta, kappa1, kappa2, kappa3
 
 
@@ -522,6 +522,7 @@ def alg2(*, data: npt.ArrayLike | None = None, count: int | None = None, n: int 
     """
     args = _validated(data, count, n, known, eps, delta, kappa1, kappa2, kappa3, hoeffding)
     _Added(noise)
+    diagnostics, audit = flag("diagnostics", diagnostics), flag("audit", audit)
     source = as_source(rng)
     warn_if_seeded(source, "alg2")
     result, draw = _run(source, *args, hoeffding, diagnostics, noise)

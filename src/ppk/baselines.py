@@ -24,8 +24,8 @@ import numpy.typing as npt
 from scipy import special
 
 from . import _kernels
-from ._search import log_target, smallest_feasible, smallest_feasible_near
-from ._validate import integer, real, real_array
+from ._search import log_quotient, log_target, smallest_feasible, smallest_feasible_near
+from ._validate import choice, flag, integer, real, real_array
 from ._typing import FloatArray
 
 __all__ = [
@@ -48,6 +48,19 @@ def _sensitivity(sensitivity) -> float:
     return real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
 
 
+def _finite_scale(scale: float, what: str, **params: float) -> float:
+    """``scale`` if it is finite; else the ValueError that says which parameters put it beyond the floats.
+
+    A scale is ``sensitivity / eps`` times a factor, so an eps near the smallest double (or a
+    sensitivity near the largest) overflows to inf, which is no noise level anyone can add.
+    """
+    if not math.isfinite(scale):
+        shown = ", ".join(f"{k}={v!r}" for k, v in params.items())
+        raise ValueError(f"no finite {what}: with {shown} it exceeds the float range; raise eps (or lower the "
+                         "sensitivity)")
+    return scale
+
+
 def classic_gaussian_sigma(*, eps: float, delta: float, sensitivity: float = 1.0, allow_eps_ge_1: bool = False) -> float:
     """``sqrt(2 ln(1.25/delta)) * sensitivity / eps`` (Dwork & Roth 2014, Thm A.1; thesis Thm 3.1).
 
@@ -58,10 +71,11 @@ def classic_gaussian_sigma(*, eps: float, delta: float, sensitivity: float = 1.0
     """
     eps, delta = _eps_delta(eps, delta)
     sensitivity = _sensitivity(sensitivity)
-    if eps >= 1 and not allow_eps_ge_1:
+    if eps >= 1 and not flag("allow_eps_ge_1", allow_eps_ge_1):
         raise ValueError(f"eps must be < 1 for the classic Gaussian mechanism (Dwork-Roth Thm A.1), got {eps}; "
                          "use analytic_gaussian_sigma, or pass allow_eps_ge_1=True to get the number anyway")
-    return math.sqrt(2.0 * math.log(1.25 / delta)) * sensitivity / eps
+    sigma = math.sqrt(2.0 * log_quotient(1.25, delta)) * sensitivity / eps
+    return _finite_scale(sigma, "sigma", eps=eps, delta=delta, sensitivity=sensitivity)
 
 
 def sufficient_gaussian_sigma(*, eps: float, delta: float, sensitivity: float = 1.0, compositions: int = 1, variant: str = "corrected") -> float:
@@ -81,19 +95,20 @@ def sufficient_gaussian_sigma(*, eps: float, delta: float, sensitivity: float = 
     eps, delta = _eps_delta(eps, delta)
     sensitivity = _sensitivity(sensitivity)
     compositions = integer("compositions", compositions, minimum=1)
+    variant = choice("variant", variant, ("corrected", "as_printed"))
     if delta > 0.25:
         raise ValueError(f"delta must be <= 1/4 for Corollary 3.2, got {delta}")
     e = float(special.erfcinv(2.0 * delta))
     core = sensitivity * math.sqrt(compositions) * (e + math.sqrt(e * e + eps))
     if variant == "corrected":
-        return core / (math.sqrt(2.0) * eps)
-    if variant == "as_printed":
+        sigma = core / (math.sqrt(2.0) * eps)
+    else:
         if eps < 1:
             warnings.warn(f"Corollary 3.2 as printed under-calibrates for eps < 1 (eps={eps}): "
                           "the sigma it returns is not (eps, delta)-DP", NotDifferentiallyPrivateWarning,
                           stacklevel=2)
-        return core / math.sqrt(2.0 * eps)
-    raise ValueError(f"variant must be 'corrected' or 'as_printed', got {variant!r}")
+        sigma = core / math.sqrt(2.0 * eps)
+    return _finite_scale(sigma, "sigma", eps=eps, delta=delta, sensitivity=sensitivity, compositions=compositions)
 
 
 def optimal_gaussian_sigma(*, eps: float, delta: float, sensitivity: float = 1.0, compositions: int = 1, variant: str = "corrected") -> float:
@@ -146,12 +161,10 @@ def analytic_gaussian_sigma(*, eps: float, delta: float, sensitivity: float = 1.
     def excess(s: float) -> float:
         return _kernels.gaussian_log_delta_upper(sigma=s, eps=eps, sensitivity=sensitivity) - target
 
-    hi = sensitivity * (math.sqrt(2.0 * math.log(1.25 / delta)) + 1.0) / eps
+    hi = sensitivity * (math.sqrt(2.0 * log_quotient(1.25, delta)) + 1.0) / eps
     while math.isfinite(hi) and excess(hi) > 0:
         hi *= 2.0
-    if not math.isfinite(hi):
-        raise ValueError(f"no finite sigma: with eps = {eps!r}, delta={delta!r} and sensitivity={sensitivity!r} the "
-                         "Gaussian mechanism needs a sigma beyond the float range; raise eps or delta")
+    _finite_scale(hi, "sigma", eps=eps, delta=delta, sensitivity=sensitivity)
     lo = hi / 2.0
     while excess(lo) <= 0:
         lo /= 2.0
@@ -196,4 +209,5 @@ def analytic_gaussian_epsilon(*, sigma: float, delta: float, sensitivity: float 
 def laplace_scale(*, eps: float, sensitivity: float = 1.0) -> float:
     """Scale ``b = sensitivity / eps`` of the Laplace mechanism, which is (eps, 0)-DP (pure DP)."""
     eps = real("eps", eps, minimum=0.0, min_inclusive=False)
-    return _sensitivity(sensitivity) / eps
+    sensitivity = _sensitivity(sensitivity)
+    return _finite_scale(sensitivity / eps, "scale", eps=eps, sensitivity=sensitivity)

@@ -23,18 +23,21 @@ import types
 import warnings
 from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor, wait
 from dataclasses import dataclass
+from collections.abc import Mapping
 from itertools import product
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from ._random import InsecureRandomnessWarning
+from ._validate import choice, flag, function, instance, integer, real, sequence
 from .algorithm1 import alg1
-from .algorithm2 import alg2
+from .algorithm2 import EPS_MIN, alg2
 from .baselines import analytic_gaussian_sigma, classic_gaussian_sigma, sufficient_gaussian_sigma
+from .counting import MAX_ROWS
 
-__all__ = ["GRIDS", "GridPoint", "grid_points", "evaluate_point", "run_sweep", "write_csv", "read_csv", "COLUMNS",
-           "SweepInterrupted"]
+__all__ = ["evaluate", "GRIDS", "GridPoint", "grid_points", "evaluate_point", "run_sweep", "write_csv", "read_csv",
+           "COLUMNS", "SweepInterrupted"]
 
 COLUMNS = ["n", "known_fraction", "p", "eps", "delta", "sigma_ppk", "sigma_alg2", "sigma_analytic",
            "sigma_cor32", "sigma_classic", "gain", "seconds"]
@@ -52,6 +55,16 @@ GRIDS: dict[str, dict[str, Any]] = {
 }
 
 
+#: Most worker processes a sweep starts.
+MAX_JOBS = 1024
+#: Most seeds (Algorithm 2 runs) a grid point takes.
+MAX_SEEDS = 10_000
+#: Most points a grid holds (the product of its axes' lengths): the list of points is built at once.
+MAX_POINTS = 10**6
+#: The axes a grid must have ("seeds" is optional, 3 by default).
+AXES = ("n", "known_fraction", "p", "eps", "delta")
+
+
 @dataclass(frozen=True)
 class GridPoint:
     index: int
@@ -63,19 +76,53 @@ class GridPoint:
     seeds: int
     seed: int
 
+    def __post_init__(self):
+        # checked here, where every point passes (grid_points, a user's point, a point from another
+        # process), and stored as converted: a point read back from a CSV computes as the one first made
+        checked = dict(
+            index=integer("index", self.index, minimum=0), n=integer("n", self.n, minimum=2, maximum=MAX_ROWS),
+            known_fraction=real("known_fraction", self.known_fraction, minimum=0.0, maximum=1.0),
+            p=real("p", self.p, minimum=0.0, maximum=1.0), eps=real("eps", self.eps, minimum=EPS_MIN),
+            delta=real("delta", self.delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False),
+            seeds=integer("seeds", self.seeds, minimum=1, maximum=MAX_SEEDS),
+            seed=integer("seed", self.seed, minimum=0))
+        for name, value in checked.items():
+            object.__setattr__(self, name, value)
+
     @property
     def known(self) -> int:
         return min(self.n - 1, int(round(self.known_fraction * self.n)))
 
 
+def _axes(grid: str | Mapping[str, Any]) -> tuple[list[list[Any]], Any]:
+    """The five axes of a grid (a name in GRIDS or a dict of lists) and its number of seeds."""
+    if isinstance(grid, str):
+        grid = GRIDS[choice("grid", grid, tuple(GRIDS))]
+    instance("grid", grid, Mapping, f"the name of a grid ({', '.join(GRIDS)}) or a dict of axes like GRIDS['tiny']")
+    missing = [a for a in AXES if a not in grid]
+    unknown = sorted(str(k) for k in grid if k not in AXES and k != "seeds")
+    if missing or unknown:
+        raise ValueError(f"grid must have the axes {', '.join(AXES)} (and optionally seeds); "
+                         f"{'it lacks ' + ', '.join(missing) if missing else 'unknown: ' + ', '.join(unknown)}")
+    axes = [sequence(f"grid[{a!r}]", grid[a], lambda name, v: v, min_length=1) for a in AXES]
+    if math.prod(len(a) for a in axes) > MAX_POINTS:
+        raise ValueError(f"grid has {math.prod(len(a) for a in axes)} points, more than MAX_POINTS={MAX_POINTS}")
+    return axes, grid.get("seeds", 3)
+
+
 def grid_points(grid: str | dict[str, Any], *, seed: int = 0) -> list[GridPoint]:
-    axes_of: dict[str, Any] = GRIDS[grid] if isinstance(grid, str) else grid
-    axes = product(axes_of["n"], axes_of["known_fraction"], axes_of["p"], axes_of["eps"], axes_of["delta"])
-    return [GridPoint(i, n, kf, p, e, d, axes_of.get("seeds", 3), seed) for i, (n, kf, p, e, d) in enumerate(axes)]
+    """The points of a grid (a name in GRIDS or a dict of axes like them), indexed in order."""
+    axes, seeds = _axes(grid)
+    seed = integer("seed", seed, minimum=0)
+    try:
+        return [GridPoint(i, n, kf, p, e, d, seeds, seed) for i, (n, kf, p, e, d) in enumerate(product(*axes))]
+    except (TypeError, ValueError) as exc:   # a value on an axis: say it came from the grid
+        raise type(exc)(f"grid: {exc}") from None
 
 
 def evaluate_point(point: GridPoint) -> dict:
     """One CSV row (a plain dict, so it crosses process boundaries cheaply)."""
+    instance("point", point, GridPoint, "a GridPoint (see grid_points)")
     start = time.perf_counter()
     n, known = point.n, point.known
     sigma_ppk = alg1(n=n, known=known, p=point.p, eps=point.eps, delta=point.delta).sigma
@@ -167,6 +214,18 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
         proc.join(timeout=5)
 
 
+def _executor_and_jobs(executor: Executor | None, jobs: int | None) -> tuple[Executor | None, int | None]:
+    if executor is not None:
+        instance("executor", executor, Executor, "a concurrent.futures.Executor (or None: a process pool)")
+    return executor, None if jobs is None else integer("jobs", jobs, minimum=1, maximum=MAX_JOBS)
+
+
+def _side_task(name: str, task: Any) -> tuple[Callable[..., Any], tuple]:
+    if not (isinstance(task, tuple) and len(task) == 2 and isinstance(task[1], tuple)):
+        raise TypeError(f"{name} must be a (function, arguments tuple) pair, got {task!r}")
+    return function(name, task[0]), task[1]
+
+
 def run_sweep(points: list[GridPoint], *, executor: Executor | None = None, jobs: int | None = None,
               progress: bool = True, side_tasks: Sequence[tuple[Callable[..., Any], tuple]] = (),
               side_results: list | None = None) -> list[dict]:
@@ -177,6 +236,12 @@ def run_sweep(points: list[GridPoint], *, executor: Executor | None = None, jobs
     in the order given.  On Ctrl-C (KeyboardInterrupt) the pending points are cancelled, the pool's
     workers end, and :class:`SweepInterrupted` carries the rows already finished.
     """
+    points = sequence("points", points, lambda name, p: instance(name, p, GridPoint, "a GridPoint (see grid_points)"))
+    executor, jobs = _executor_and_jobs(executor, jobs)
+    progress = flag("progress", progress)
+    side_tasks = sequence("side_tasks", side_tasks, _side_task)
+    if side_results is not None:
+        instance("side_results", side_results, list, "a list (the side tasks' results are appended to it)")
     own = executor is None
     workers = jobs or os.cpu_count() or 1
     pool: Executor = (ProcessPoolExecutor(max_workers=workers, initializer=_ignore_interrupts)
@@ -214,7 +279,20 @@ def run_sweep(points: list[GridPoint], *, executor: Executor | None = None, jobs
     return [r for r in rows if r is not None]
 
 
-def write_csv(rows: list[dict], path: str) -> None:
+def _check_rows(name: str, rows: Any) -> list[Mapping[str, Any]]:
+    """``rows`` as a list of rows of ``evaluation.csv`` (mappings with every column of COLUMNS)."""
+    def row(entry: str, r: Any) -> Mapping[str, Any]:
+        instance(entry, r, Mapping, "a row of evaluation.csv (a dict with the keys of COLUMNS)")
+        missing = [c for c in COLUMNS if c not in r]
+        if missing:
+            raise ValueError(f"{entry} lacks the columns {', '.join(missing)}")
+        return r
+    return sequence(name, rows, row)
+
+
+def write_csv(rows: Sequence[Mapping[str, Any]], path: str) -> None:
+    rows = _check_rows("rows", rows)
+
     def cell(v):
         if isinstance(v, float) and math.isnan(v):
             return ""
@@ -275,8 +353,11 @@ def evaluate(*, grid: str | dict = "quick", out_dir: str = "ppk-out", executor: 
     Results depend only on ``grid`` and ``seed``.  ``resume`` keeps the rows of an interrupted run of the
     same grid and seed in ``out_dir`` and computes only the missing points.
     """
+    seed = integer("seed", seed, minimum=0)         # an int: it is written to evaluation-run.json
+    points = grid_points(grid, seed=seed)           # checks grid before anything is written
+    executor, jobs = _executor_and_jobs(executor, jobs)
+    figures, progress, resume = flag("figures", figures), flag("progress", progress), flag("resume", resume)
     os.makedirs(out_dir, exist_ok=True)
-    points = grid_points(grid, seed=seed)
     run = {"grid": grid if isinstance(grid, str) else {k: list(v) if isinstance(v, (list, tuple)) else v
                                                          for k, v in grid.items()}, "seed": seed}
     done = _previous_rows(out_dir, run) if resume else {}

@@ -9,16 +9,26 @@ from __future__ import annotations
 import math
 import os
 import time
+from collections.abc import Mapping
 from typing import Any, Callable, Sequence
 
 import numpy as np
 
 from . import algorithm2 as a2
+from ._validate import integer, real, sequence
 from .algorithm1 import alg1
 from .baselines import analytic_gaussian_log_delta, analytic_gaussian_sigma, classic_gaussian_sigma, \
     sufficient_gaussian_sigma
 from .counting import CountingQuery
+from .evaluation import _check_rows
 from .hypergeom import hypergeom_pmf
+
+#: Largest database a figure's own parameters take: each figure evaluates its grid in seconds up to it.
+MAX_FIGURE_ROWS = 10**7
+
+
+def _unit_interval(name: str, value: Any) -> float:
+    return real(name, value, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
 
 
 def _plt():
@@ -38,6 +48,8 @@ def _save(fig, out_dir: str, name: str, *, tight_layout: bool = True) -> str:
 
 
 def fig_baselines_vs_n(out_dir: str, delta: float = 1e-6) -> tuple[str, str]:
+    # Cor. 3.2 holds for delta <= 1/4 only
+    delta = real("delta", delta, minimum=0.0, maximum=0.25, min_inclusive=False)
     plt = _plt()
     # The thesis's Fig 3.1 plots beta = sigma / n against n: four parallel lines, since every
     # baseline's sigma is independent of n.  What differs is their ratio to the exact minimum (the
@@ -74,13 +86,19 @@ def _printed_cor32(eps, delta):
 
 
 def fig_pointwise_loss(out_dir: str, n: int = 5000, known: int = 3000, o: int = 2000) -> tuple[str, str]:
+    n = integer("n", n, minimum=2, maximum=MAX_FIGURE_ROWS)
+    known = integer("known", known, minimum=0, maximum=n - 1)
+    # the backgrounds drawn are q = o/4, o/2, 3o/4 known ones (and o/20 .. 19o/20 in the map: 500, 1000,
+    # 1500 and 100 .. 1900 at the thesis's o = 2000); the loss is finite for 0 < q < o <= n - known
+    o = integer("o", o, minimum=20, maximum=n - known)
     plt = _plt()
     b = np.linspace(0.01, 0.99, 400)
 
     def loss(b, q):
         return np.abs(np.log((n - known - o + q) / (o - q) * b / (1 - b)))
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
-    for i, q in enumerate((500, 1000, 1500)):
+    backgrounds = (o // 4, o // 2, 3 * o // 4)
+    for i, q in enumerate(backgrounds):
         line, = ax1.plot(b, loss(b, q), label=f"q(D') = {q}")
         ax1.axvline((o - q) / (n - known), ls=":", c=line.get_color(),
                     label="|PL| = 0 at b = (o - q)/(n - n')" if i == 0 else None)
@@ -88,7 +106,7 @@ def fig_pointwise_loss(out_dir: str, n: int = 5000, known: int = 3000, o: int = 
     ax1.set_ylabel("noiseless pointwise privacy loss |PL| (nats)")
     ax1.set_title("|PL| against the bias, for three backgrounds")
     ax1.legend(fontsize=8)
-    qs = np.arange(100, 1900, 10)
+    qs = np.arange(o // 20, o - o // 20, max(1, o // 200))
     B, Q = np.meshgrid(b, qs)
     im = ax2.pcolormesh(B, Q, np.minimum(loss(B, Q), 5), shading="auto", cmap="viridis")
     ax2.plot((o - qs) / (n - known), qs, "w--", lw=1, label="minimum b = (o - q)/(n - n')")
@@ -99,14 +117,16 @@ def fig_pointwise_loss(out_dir: str, n: int = 5000, known: int = 3000, o: int = 
     fig.colorbar(im, ax=ax2, label="|PL| (nats, capped at 5)")
     fig.suptitle(f"Noiseless pointwise privacy loss of a count (thesis Fig 4.1): |D| = {n}, |D'| = {known} known "
                  f"rows, output o = {o}", fontsize=11)
-    zeros = ", ".join(f"{(o - q) / (n - known):g}" for q in (500, 1000, 1500))
+    zeros = ", ".join(f"{(o - q) / (n - known):g}" for q in backgrounds)
     return _save(fig, out_dir, "fig4_1_pointwise_loss.png"), \
         f"Thesis Fig 4.1: the noiseless pointwise loss at output o = {o} against the attacker's bias b; it " \
-        f"vanishes at b = (o - q)/(n - n') ({zeros} for q = 500, 1000, 1500 known ones) -- a pointwise " \
-        "effect at one output, not a statement about delta."
+        f"vanishes at b = (o - q)/(n - n') ({zeros} for q = {', '.join(map(str, backgrounds))} known ones) -- " \
+        "a pointwise effect at one output, not a statement about delta."
 
 
 def fig_hypergeom_runtime(out_dir: str, sizes: Sequence[int] = (1_000, 2_000, 5_000, 10_000)) -> tuple[str, str]:
+    # scipy is timed with one call per class: n/2 calls, about a second at n = 10^5
+    sizes = sequence("sizes", sizes, lambda name, v: integer(name, v, minimum=2, maximum=10**5), min_length=1)
     from scipy import stats
     plt = _plt()
     t_ppk, t_loop, t_vec = [], [], []
@@ -140,6 +160,7 @@ def _time(f, reps=3):
 
 
 def fig_tau_and_supported_eps(out_dir: str, kappa2: Sequence[float] = (1e-3, 1e-6, 1e-9)) -> tuple[str, str]:
+    kappa2 = sequence("kappa2", kappa2, _unit_interval, min_length=1, max_length=20)
     plt = _plt()
     m = np.logspace(3, 7, 60)
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
@@ -162,6 +183,7 @@ def fig_tau_and_supported_eps(out_dir: str, kappa2: Sequence[float] = (1e-3, 1e-
 
 
 def fig_laplace_truncation(out_dir: str, kappa2: float = 1e-6, kappa3: float = 1e-6) -> tuple[str, str]:
+    kappa2, kappa3 = _unit_interval("kappa2", kappa2), _unit_interval("kappa3", kappa3)
     plt = _plt()
     eps = np.logspace(-3, 0, 80)
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -200,6 +222,12 @@ def fig_fraction_excluded(out_dir: str) -> tuple[str, str]:
 
 def fig_gain_maps(out_dir: str, n: int = 10**4, epss: Sequence[float] = (0.05, 0.1, 0.2), delta: float = 1e-6,
                   size: int = 11) -> tuple[str, str]:
+    n = integer("n", n, minimum=2, maximum=MAX_FIGURE_ROWS)
+    # a range for a map; near the smallest double the DP sigma it divides by leaves the float range
+    epss = sequence("epss", epss, lambda name, e: real(name, e, minimum=1e-6, maximum=100.0), min_length=1,
+                    max_length=10)
+    delta = _unit_interval("delta", delta)
+    size = integer("size", size, minimum=2, maximum=50)   # size^2 calls of Algorithm 1 a panel
     plt = _plt()
     kf = np.linspace(0.05, 0.95, size)
     ps = np.linspace(0.05, 0.95, size)
@@ -257,7 +285,8 @@ def fig_delta_curves(out_dir: str, n: int = 100_000, known: int = 50_000, p: flo
         "a smaller delta than the Gaussian mechanism with sigma = 100 alone at every eps > 0."
 
 
-def fig_evaluation_summary(out_dir: str, rows: list[dict[str, Any]]) -> tuple[str, str]:
+def fig_evaluation_summary(out_dir: str, rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
+    rows = _check_rows("rows", rows)
     plt = _plt()
     from matplotlib.lines import Line2D
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.4), sharey=True)

@@ -5,7 +5,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _kernels
-from ._validate import integer
+from ._validate import flag, integer
 from ._typing import FloatArray
 
 __all__ = ["hypergeom_pmf", "MAX_SUPPORT"]
@@ -31,6 +31,7 @@ def hypergeom_pmf(*, population: int, successes: int, draws: int, log: bool = Fa
     population = integer("population", population, minimum=1)
     successes = integer("successes", successes, minimum=0, maximum=population)
     draws = integer("draws", draws, minimum=0, maximum=population)
+    log = flag("log", log)
     size = min(draws, successes) - max(0, draws - (population - successes)) + 1
     if size > MAX_SUPPORT:
         raise ValueError(f"the support has {size} values, more than MAX_SUPPORT={MAX_SUPPORT}; "

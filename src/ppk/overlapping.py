@@ -115,7 +115,10 @@ class OverlappingCounts(BracketedCurve):
         out: dict[Pattern, int] = {}
         for key, size in atoms.items():
             members = (key,) if isinstance(key, (int, np.integer)) else tuple(key)
-            pattern = tuple(sorted(integer("atoms pattern entry", j, minimum=0, maximum=k - 1) for j in members))
+            pattern = tuple(sorted(integer("atoms pattern entry", j, minimum=0) for j in members))
+            if pattern and pattern[-1] >= k:   # a query without a noise level: sigmas is short, or the key wrong
+                raise ValueError(f"atoms pattern entry must be <= {k - 1} (sigmas lists {k} queries), got "
+                                 f"{pattern[-1]} in {key!r}")
             if len(set(pattern)) != len(pattern):
                 raise ValueError(f"atoms pattern {key!r} names a query twice")
             if pattern in out:
@@ -145,6 +148,10 @@ class OverlappingCounts(BracketedCurve):
                                  f"{m[row, col].item()!r} at row {row}, query {col}")
             m = m.astype(bool)
         rows, k = m.shape
+        flat, scalar = real_array("sigmas", sigmas, minimum=0.0)
+        if scalar or flat.size != k:
+            raise ValueError(f"sigmas must have one entry per query (matrix has {k} columns), got "
+                             f"{'a number' if scalar else flat.size}")
         known = np.asarray(known_rows)
         mask = np.zeros(rows, dtype=bool)
         if known.dtype == bool:
@@ -163,9 +170,7 @@ class OverlappingCounts(BracketedCurve):
             raise ValueError("every row is known: there is no challenge row")
         patterns, counts = np.unique(unknown, axis=0, return_counts=True)
         atoms = {tuple(int(j) for j in np.flatnonzero(row)): int(c) for row, c in zip(patterns, counts)}
-        if len(np.atleast_1d(np.asarray(sigmas, dtype=float))) != k:
-            raise ValueError(f"sigmas must have one entry per query (matrix has {k} columns)")
-        return cls(atoms=atoms, p=p, sigmas=sigmas)
+        return cls(atoms=atoms, p=p, sigmas=flat)
 
     def __repr__(self) -> str:
         return f"OverlappingCounts(atoms={self.atoms!r}, p={self.p!r}, sigmas={list(self.sigmas)!r})"

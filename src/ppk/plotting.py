@@ -7,6 +7,7 @@ from typing import Any, Sequence, Union
 import numpy as np
 import numpy.typing as npt
 
+from ._validate import flag, instance, real_array, sequence, text
 from .baselines import analytic_gaussian_log_delta
 from .counting import CountingQuery
 from .noise import NoNoise, Pmf
@@ -72,6 +73,7 @@ def plot_privacy_curve(queries: Query | Sequence[Query], *, eps: npt.ArrayLike |
         if ax is None and path is not None:
             matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.axes import Axes
         from matplotlib.ticker import FuncFormatter, MaxNLocator
     except ImportError:
         raise ImportError("plot_privacy_curve needs matplotlib: pip install 'ppk[plot]'") from None
@@ -79,9 +81,18 @@ def plot_privacy_curve(queries: Query | Sequence[Query], *, eps: npt.ArrayLike |
     qs: list[Any] = [queries] if single else list(queries) if isinstance(queries, (list, tuple)) else []
     if not qs or not all(isinstance(q, (CountingQuery, NoisyQuery)) for q in qs):
         raise TypeError("queries must be a CountingQuery or NoisyQuery, or a non-empty sequence of them")
-    if labels is not None and len(labels) != len(qs):
-        raise ValueError(f"labels must have one entry a query ({len(qs)}), got {len(labels)}")
-    grid = _default_eps(qs) if eps is None else np.sort(np.asarray(eps, dtype=float).ravel())
+    if labels is not None:
+        labels = sequence("labels", labels, text)
+        if len(labels) != len(qs):
+            raise ValueError(f"labels must have one entry a query ({len(qs)}), got {len(labels)}")
+    baseline = flag("baseline", baseline)
+    if ax is not None:
+        instance("ax", ax, Axes, "a matplotlib Axes (or None for a new figure)")
+    if eps is None:
+        grid = _default_eps(qs)
+    else:
+        flat, _ = real_array("eps", eps, minimum=0.0)
+        grid = np.sort(flat)
     if ax is None:
         _, ax = plt.subplots(figsize=(6.4, 4.4))
     lowest = 0.0

@@ -26,7 +26,7 @@ from scipy import special
 
 from .. import _kernels
 from .._logmath import log1mexp
-from .._validate import integer, real
+from .._validate import flag, integer, real
 from ..counting import CountingQuery
 
 __all__ = ["Count", "ThresholdCount", "NoisyCount", "DeltaResult", "apk_delta", "ppk_delta"]
@@ -43,12 +43,19 @@ class DeltaResult:
 MAX_N = 10**7
 
 
-def _validate(n, p, known):
-    n = integer("n", n, minimum=1, maximum=MAX_N)
-    known = integer("known", known, minimum=0)
+def _store(mech, **checked) -> None:
+    """Store checked values on the frozen ``mech`` as converted, not as given: ``known=-0.0`` must
+    count as the integer 0 downstream."""
+    for name, value in checked.items():
+        object.__setattr__(mech, name, value)
+
+
+def _validate(mech) -> None:
+    n = integer("n", mech.n, minimum=1, maximum=MAX_N)
+    known = integer("known", mech.known, minimum=0)
     if known >= n:
         raise ValueError(f"known must be < n (the target row is unknown), got known={known}, n={n}")
-    return n, real("p", p, minimum=0.0, maximum=1.0), known
+    _store(mech, n=n, known=known, p=real("p", mech.p, minimum=0.0, maximum=1.0))
 
 
 @dataclass(frozen=True)
@@ -60,7 +67,7 @@ class Count:
     known: int
 
     def __post_init__(self):
-        _validate(self.n, self.p, self.known)
+        _validate(self)
 
 
 @dataclass(frozen=True)
@@ -73,8 +80,8 @@ class NoisyCount:
     sigma: float
 
     def __post_init__(self):
-        _validate(self.n, self.p, self.known)
-        real("sigma", self.sigma, minimum=0.0)
+        _validate(self)
+        _store(self, sigma=real("sigma", self.sigma, minimum=0.0))
 
 
 @dataclass(frozen=True)
@@ -89,9 +96,9 @@ class ThresholdCount:
     fill: int = 0
 
     def __post_init__(self):
-        _validate(self.n, self.p, self.known)
-        integer("threshold", self.threshold, minimum=-1, maximum=self.n + 1)
-        integer("fill", self.fill, minimum=-(2**62), maximum=2**62)
+        _validate(self)
+        _store(self, threshold=integer("threshold", self.threshold, minimum=-1, maximum=self.n + 1),
+               fill=integer("fill", self.fill, minimum=-(2**62), maximum=2**62), strict=flag("strict", self.strict))
         if self.fill > (self.threshold if self.strict else self.threshold - 1):
             raise ValueError(f"fill={self.fill} could also be a released count (threshold={self.threshold}, "
                              f"strict={self.strict}): choose fill <= threshold (< threshold for strict=False)")

@@ -28,9 +28,9 @@ from scipy import special
 from .. import _kernels
 from .._logmath import log1mexp
 from .._random import as_generator, as_source, warn_if_seeded
-from .._validate import integer, real
+from .._validate import EPS_MAX_CLOSED_FORM, choice, flag, function, instance, integer, real, sequence
 from ..samplers import rounded_gaussian
-from ..counting import CountingQuery
+from ..counting import MAX_ROWS, CountingQuery
 from ..hypergeom import hypergeom_pmf
 from .._typing import RngLike
 
@@ -41,17 +41,20 @@ __all__ = ["random_partition", "PartitionMechanism", "count_delta", "composition
 
 #: Largest database the O(n) routines here take (a permutation or a pmf of n + 1 entries).
 MAX_N = 10**7
+#: Most Monte Carlo histories :func:`adaptive_composition_bound` draws (each costs one curve
+#: evaluation a block: 10^6 of them take minutes).
+MAX_SAMPLES = 10**6
+
+
+def _block_sizes(sizes) -> list[int]:
+    return sequence("sizes", sizes, lambda name, s: integer(name, s, minimum=1, maximum=MAX_N), min_length=1)
 
 
 def _sizes(n, sizes) -> tuple[int, list[int]]:
     n = integer("n", n, minimum=1, maximum=MAX_N)
-    if isinstance(sizes, (str, bytes)) or not hasattr(sizes, "__iter__"):
-        raise TypeError(f"sizes must be a list of block sizes, got {type(sizes).__name__}")
-    sizes = [integer("sizes", s, minimum=1) for s in sizes]
-    if not sizes:
-        raise ValueError("sizes must name at least one block")
+    sizes = _block_sizes(sizes)
     if sum(sizes) > n:
-        raise ValueError(f"the blocks hold {sum(sizes)} rows, more than n={n}")
+        raise ValueError(f"the blocks of sizes hold {sum(sizes)} rows, more than n={n}")
     return n, sizes
 
 
@@ -77,10 +80,16 @@ class PartitionMechanism:
     sizes: tuple
     sigma: float = 0.0
 
+    def __post_init__(self):
+        object.__setattr__(self, "sizes", tuple(_block_sizes(self.sizes)))   # frozen: stored as checked
+        object.__setattr__(self, "sigma", real("sigma", self.sigma, minimum=0.0))
+
     def release(self, data: npt.ArrayLike, rng: RngLike = None) -> list[int]:
         arr = np.asarray(data)
-        if arr.ndim != 1 or not np.all((arr == 0) | (arr == 1)):
+        if arr.ndim != 1 or arr.dtype.kind not in "biuf" or not np.all((arr == 0) | (arr == 1)):
             raise ValueError("data must be a 1-d array of 0/1 values")
+        if arr.size < sum(self.sizes):
+            raise ValueError(f"data must hold the {sum(self.sizes)} rows of the blocks, got {arr.size} rows")
         src = as_source(rng)
         warn_if_seeded(src, "PartitionMechanism.release")
         blocks = random_partition(arr.size, list(self.sizes), src)
@@ -90,7 +99,7 @@ class PartitionMechanism:
 def count_delta(*, N: int, p: float, eps: float) -> float:
     """delta(eps) of the noiseless count a + Bin(N, p), both orders (docs/method.md, "σ = 0")."""
     eps = real("eps", eps, minimum=0.0)
-    return CountingQuery(n=integer("N", N, minimum=0) + 1, known=0, p=p, sigma=0.0).delta(eps)
+    return CountingQuery(n=integer("N", N, minimum=0, maximum=MAX_ROWS - 1) + 1, known=0, p=p, sigma=0.0).delta(eps)
 
 
 def composition_bound(*, n: int, sizes: Sequence[int], p: float, eps: float, known: int = 0) -> float:
@@ -148,9 +157,8 @@ def sampling_privacy_curve(*, n: int, sample: int, known: int, p: float, eps: fl
     n = integer("n", n, minimum=2)
     s = integer("sample", sample, minimum=1, maximum=n)
     v = integer("known", known, minimum=0, maximum=n - 1)
-    if population not in ("corrected", "paper"):
-        raise ValueError(f"population must be 'corrected' or 'paper', got {population!r}")
-    pop = n - 1 if population == "corrected" else n
+    pop = n - 1 if choice("population", population, ("corrected", "paper")) == "corrected" else n
+    conditional = flag("conditional", conditional)
     z, w = hypergeom_pmf(population=pop, successes=v, draws=s - 1)
     curve = np.array([count_delta(N=max(s - 1 - int(zz), 0), p=p, eps=eps) for zz in z])
     out = float(np.dot(w, curve))
@@ -165,7 +173,10 @@ def adaptive_composition_bound(*, n: int, sizes: Sequence[int], p: float, eps: f
     returns (estimate, standard error).
     """
     n, sizes = _sizes(n, sizes)
-    samples = integer("samples", samples, minimum=2)
+    p = real("p", p, minimum=0.0, maximum=1.0)
+    eps = real("eps", eps, minimum=0.0)
+    policy = function("policy", policy)
+    samples = integer("samples", samples, minimum=2, maximum=MAX_SAMPLES)
     gen = as_generator(rng)
     draws = np.empty(samples)
     for t in range(samples):
@@ -194,6 +205,8 @@ TABLE_II = dict(n=2**10, p=0.5, eps=(0.05, 0.1, 0.2), rows=[
 
 def _kov_queries(sigma, eps, delta, n, rounding):
     """The paper's #DP, reconstructed (docs/related.md, "The DP comparison"): sigma^2 eps^2 / (8 Delta^2 ln(e + eps/delta)), Delta = 1/n."""
+    if delta == 0:   # ln(e + eps/delta) = inf: no query at delta = 0
+        return 0
     x = sigma**2 * eps**2 * n**2 / (8 * math.log(math.e + eps / delta))
     return math.floor(x) if rounding == "floor" else int(round(x))
 
@@ -205,6 +218,8 @@ def _gaussian_queries(sigma, eps, delta, n):
     ``n sigma / sqrt(k)`` in counts; its exact (Balle-Wang) delta grows with k, so the largest k is found
     by doubling and integer bisection on the certified upper bound (never more queries than allowed).
     """
+    if delta == 0:   # no Gaussian release has delta = 0
+        return 0
     target = math.log(delta)
 
     def private(k: int) -> bool:
@@ -230,17 +245,30 @@ def compare_sp_dp(table: dict[str, Any] | None = None, *, n: int | None = None, 
     sigma = sqrt(p(1-p)(1/n_k - 1/n)) is the accuracy loss of answering from a block of n_k = n/#SP rows.
     """
     if table is not None:
+        instance("table", table, dict, "TABLE_I, TABLE_II or a dict like them")
+        if not {"n", "p", "eps", "rows"} <= set(table):
+            raise ValueError(f"table must have the keys n, p, eps and rows of TABLE_I, got {sorted(table)}")
         n, p, eps_list = table["n"], table["p"], table["eps"]
         printed = {row[0]: row for row in table["rows"]}
         n_sp_list = list(printed)
     if n is None or eps_list is None or n_sp_list is None:
         raise ValueError("give table=TABLE_I or TABLE_II, or all of n, eps_list and n_sp_list")
+    n = integer("n", n, minimum=2, maximum=MAX_N)
+    # p in {0, 1}: no natural noise, delta = 1 and the DP count of queries has no bound
+    p = real("p", p, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
+    # eps^2 n^2 of the #DP formula stays finite up to the closed forms' cap
+    eps_list = sequence("eps_list", eps_list,
+                        lambda name, e: real(name, e, minimum=0.0, maximum=EPS_MAX_CLOSED_FORM, min_inclusive=False))
+    n_sp_list = sequence("n_sp_list", n_sp_list, lambda name, k: integer(name, k, minimum=1, maximum=n))
     rows = []
     for n_sp in n_sp_list:
         nk = n // n_sp
         sigma = math.sqrt(p * (1 - p) * (1 / nk - 1 / n))
         for i, eps in enumerate(eps_list):
             bound = composition_bound(n=n, sizes=[nk] * n_sp, p=p, eps=eps)
+            if bound >= 1:   # every number of Gaussian queries meets delta = 1: the count would be unbounded
+                raise ValueError(f"with p={p!r} and eps={eps!r} the SP delta is 1 (too little natural noise), so "
+                                 "the number of DP queries has no bound; choose p further from 0 and 1, or a larger eps")
             exact = composition_delta_exact(n=n, sizes=[nk] * n_sp, p=p, eps=eps)
             rounding = "round" if table is TABLE_I and eps == 0.01 else "floor"   # the table's own exception
             row = dict(n_sp=n_sp, sigma=sigma, eps=eps, delta=bound, delta_exact=exact,
