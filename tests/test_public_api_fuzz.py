@@ -26,6 +26,7 @@ to print every finding: ``python tests/test_public_api_fuzz.py [entry ...]``.
 """
 from __future__ import annotations
 
+import atexit
 import contextlib
 import dataclasses
 import importlib
@@ -35,6 +36,7 @@ import os
 import pkgutil
 import re
 import resource
+import shutil
 import signal
 import sys
 import tempfile
@@ -159,7 +161,8 @@ def _method(factory: Callable[[], Any], method: str) -> Callable[..., Any]:
     return lambda **kw: getattr(factory(), method)(**kw)
 
 
-_TMP = tempfile.mkdtemp(prefix="ppk-fuzz-")
+_TMP = tempfile.mkdtemp(prefix="ppk-fuzz-")   # evaluate's and write_csv's output; removed at exit
+atexit.register(shutil.rmtree, _TMP, ignore_errors=True)
 fg = importlib.import_module("ppk.figures")
 rf = importlib.import_module("ppk.related.risk.figures")
 
