@@ -755,8 +755,6 @@ KNOWN_GAPS: dict[tuple[str, str], str] = {
     ("ppk.release", "audit"): "release.py",
     ("ppk.release.sampler_delta", "draws"): "release.py",
     ("ppk.release.sampler_delta", "eps"): "release.py",
-    ("ppk.sampler_timing.measure_timing", "noise"): "sampler_timing.py",
-    ("ppk.samplers.sampler_delta", "eps"): "samplers.py",
 }
 
 #: Probes of KNOWN_GAPS that run into the time limit: not run, so that each does not cost TIME_LIMIT s.

@@ -3,6 +3,7 @@ numpy scalars, and input checks.  Nothing here times anything: the work is count
 import bisect
 import math
 from collections import Counter
+from decimal import Decimal
 from fractions import Fraction
 
 import mpmath
@@ -75,6 +76,26 @@ def test_fixed_exp_matches_mpmath():
             assert abs(e(g_fixed) - mp.ldexp(exact, prec)) <= 16, g
 
 
+def test_mul_shift_operands_are_in_range_and_of_constant_size(monkeypatch):
+    """Every multiplication the series make gets operands of the size _mul_shift promises."""
+    original = fx._mul_shift
+    seen = []
+
+    def checked(a, b, prec, a_bits, b_bits):
+        assert abs(a) < 2 ** (prec + a_bits - 1) and abs(b) < 2 ** (prec + b_bits - 1)
+        seen.append(((a + (3 << (prec + a_bits - 1))).bit_length() - prec - a_bits,
+                     (b + (3 << (prec + b_bits - 1))).bit_length() - prec - b_bits))
+        return original(a, b, prec, a_bits, b_bits)
+    monkeypatch.setattr(fx, "_mul_shift", checked)
+    phi = fx.fixed_normal_cdf(230)
+    e = fx.fixed_exp(fx.working_precision(230))
+    for x in (0, 1, -1, phi.xmax, -phi.xmax, phi.xmax * 2, 12345 << (phi.prec - 20)):
+        phi(x)
+    for g in (0, 1, e.gmax, 2 * e.gmax, e.ln2 - 1):
+        e(g)
+    assert set(seen) == {(1, 1)}
+
+
 def test_mul_shift_is_exact():
     rng = np.random.default_rng(4)
     prec = 120
@@ -112,9 +133,17 @@ def test_rounded_gaussian_law_is_within_tv_bound(sigma):
         assert inv.fine_steps >= 2          # the evaluated steps are exercised, not only the table
 
 
-@pytest.mark.parametrize("scale", [0.01, 0.3, 1.0, 7.5, 1e6])
+def _geometric(scale):
+    if scale == "dg":     # the discrete Gaussian's proposal at sigma = 1.3 (t = 2), with its own tail bits
+        rej = samplers._gaussian_rejection(Fraction(1.3), samplers._TAIL_BITS)
+        assert rej.coin_bits >= samplers._TAIL_BITS + math.log2(rej.rounds) + 2
+        return 2.0, rej.proposal, rej.coin_bits - 1      # its geometrics are each within 2**-(inner + 1)
+    return scale, samplers._laplace(Fraction(scale), samplers._TAIL_BITS), samplers._TAIL_BITS
+
+
+@pytest.mark.parametrize("scale", [0.01, 0.3, 1.0, 7.5, 1e6, "dg"])
 def test_geometric_digits_are_within_tv_bound(scale):
-    geo = samplers._laplace(Fraction(scale), samplers._TAIL_BITS)
+    scale, geo, tail_bits = _geometric(scale)
     d = len(geo.thresholds)
     with mp.workprec(geo.ubits + 80):
         r = mp.exp(-1 / mp.mpf(scale))
@@ -122,7 +151,7 @@ def test_geometric_digits_are_within_tv_bound(scale):
             q = r ** (2 ** i) / (1 + r ** (2 ** i))
             assert abs(mp.ldexp(th, -geo.ubits) - q) <= mp.ldexp(1, -geo.ubits)
         # the dropped digits: P(G >= 2**d) = r^(2**d) for the exact geometric
-        assert r ** (2 ** d) <= mp.ldexp(1, -samplers._TAIL_BITS - 2)
+        assert r ** (2 ** d) <= mp.ldexp(1, -tail_bits - 2)
         if d <= 11:
             # the law of the truncated digits against (1 - r) r^g, exactly summed
             probs = [mp.ldexp(th, -geo.ubits) for th in geo.thresholds]
@@ -133,7 +162,7 @@ def test_geometric_digits_are_within_tv_bound(scale):
                     law *= pi if (g >> i) & 1 else 1 - pi
                 tv += abs(law - (1 - r) * r ** g)
             tv = (tv + r ** (2 ** d)) / 2
-            assert tv <= samplers.TV_BOUND / 2
+            assert tv <= mp.ldexp(1, -tail_bits - 1)
 
 
 @pytest.mark.parametrize("scale", [0.3, 1.0, 7.5])
@@ -180,6 +209,19 @@ def test_discrete_gaussian_law_of_the_fixed_rounds(sigma):
     assert rej.rounds * math.log2(1 - a) < -samplers._TAIL_BITS
 
 
+def test_discrete_gaussian_draws():
+    """The sampler itself, not only its law on paper: 400 draws at sigma = 1.3 against the pmf."""
+    src = as_source(31)
+    draws = Counter(samplers.discrete_gaussian(1.3, rng=src) for _ in range(400))
+    ks = range(-4, 5)
+    weights = np.array([math.exp(-k * k / (2 * 1.3 ** 2)) for k in range(-60, 61)])
+    expected = np.array([math.exp(-k * k / (2 * 1.3 ** 2)) for k in ks]) / weights.sum() * 400
+    observed = np.array([draws[k] for k in ks], dtype=float)
+    rest_e, rest_o = 400 - expected.sum(), 400 - observed.sum()
+    chi2 = np.sum((observed - expected) ** 2 / expected) + (rest_o - rest_e) ** 2 / rest_e
+    assert stats.chi2.sf(chi2, len(ks)) > 1e-4
+
+
 def test_bernoulli_exp():
     for gamma in (Fraction(0), Fraction(1, 3), Fraction(5, 2), 1e-20, 500):
         src = _FixedSource(0)
@@ -208,7 +250,7 @@ def test_large_sigma_keeps_the_low_bits():
 # -- the same work for every draw ------------------------------------------------------------------
 
 class _Evaluations:
-    """Counts evaluations of the fixed-point functions (their loops have fixed lengths)."""
+    """Counts evaluations of the fixed-point functions (their loops have fixed lengths) and comparisons."""
 
     def __init__(self, monkeypatch):
         self.count = 0
@@ -219,6 +261,12 @@ class _Evaluations:
                 self.count += 1
                 return _original(obj, *args)
             monkeypatch.setattr(cls, name, counted)
+        at_most = samplers._at_most
+
+        def counted_comparison(a, b, bits):
+            self.count += 1000          # a separate tally in the same number
+            return at_most(a, b, bits)
+        monkeypatch.setattr(samplers, "_at_most", counted_comparison)
 
 
 @pytest.mark.parametrize("sampler,scale,draws", [
@@ -279,6 +327,28 @@ def test_sampler_delta_books_the_tv_bound():
         samplers.sampler_delta(-1.0)
     with pytest.raises(ValueError, match="draws"):
         samplers.sampler_delta(1.0, -1)
+
+
+def test_tiny_scales_are_a_point_mass_without_a_draw():
+    src = _CountingSource(3)
+    for sampler, scale in ((samplers.discrete_laplace, 1 / 256), (samplers.rounded_gaussian, 1 / 64),
+                           (samplers.discrete_gaussian, 1 / 64), (samplers.discrete_laplace, Decimal("1e-1000")),
+                           (samplers.rounded_gaussian, 5e-324), (samplers.discrete_gaussian, Fraction(1, 10**300))):
+        assert sampler(scale, rng=src) == 0
+    assert src.requests == []
+
+
+def test_extreme_numbers_are_refused_quickly():
+    for bad in (Decimal("1e99999999"), Decimal("1e-4999999"), Fraction(10**800 + 1, 10**800), 10**5000):
+        with pytest.raises(ValueError, match="sigma"):
+            samplers.rounded_gaussian(bad)
+    assert samplers.bernoulli_exp(Decimal("1e1000"), rng=1) is False      # e^-gamma is 0: decided, not refused
+    assert samplers.bernoulli_exp(10**400, rng=1) is False
+
+
+def test_long_double_is_taken_exactly():
+    x = np.longdouble(1) / np.longdouble(3)
+    assert samplers._rational("sigma", x, allow_zero=True) == Fraction(*x.as_integer_ratio())
 
 
 def test_zero_scale_and_bad_input():

@@ -27,12 +27,14 @@ def _mul_shift(a: int, b: int, prec: int, a_bits: int, b_bits: int) -> int:
 
     CPython multiplies short integers faster (and 0 fastest), so a * b would cost less when a
     factor happens to be small -- near 0, or in a far tail -- and the time would depend on the
-    argument.  With A = 2**(prec + a_bits), B = 2**(prec + b_bits) the factors of (a + A)(b + B)
-    have a constant number of bits (up to one); (a + A)(b + B) = ab + aB + bA + AB and the last
-    three are multiples of 2**prec, so the identity below is exact.
+    argument.  With A = 3 2**(prec + a_bits - 1) the factor a + A lies strictly between
+    2**(prec + a_bits) and 2**(prec + a_bits + 1) for either sign of a: always prec + a_bits + 1
+    bits (likewise b + B).  (a + A)(b + B) = ab + aB + bA + AB and the last three are multiples of
+    2**prec, so the identity below is exact.
     """
-    big_a, big_b = 1 << (prec + a_bits), 1 << (prec + b_bits)
-    return (((a + big_a) * (b + big_b)) >> prec) - (a << b_bits) - (b << a_bits) - (1 << (prec + a_bits + b_bits))
+    big_a, big_b = 3 << (prec + a_bits - 1), 3 << (prec + b_bits - 1)
+    return ((((a + big_a) * (b + big_b)) >> prec) - ((3 * a) << (b_bits - 1)) - ((3 * b) << (a_bits - 1))
+            - (9 << (prec + a_bits + b_bits - 2)))
 
 
 def _terms_needed(prec: int, step_log2: float, factorial_power: float) -> int:
@@ -146,7 +148,6 @@ def fixed_normal_cdf(bits: int) -> FixedNormalCdf:
 def working_precision(bits: int) -> int:
     """The table precision for results needed to ``bits`` bits: 64 guard bits, rounded up to a multiple of 60.
 
-    Rounding up lets scales share tables; a multiple of 60 keeps prec + 3 and prec + 4 bits (the
-    operands of _mul_shift) in the same number of CPython's 30- or 15-bit digits.
+    Rounding up lets scales share the coefficients (:func:`fixed_exp` is cached by precision).
     """
     return -(-(bits + 64) // 60) * 60

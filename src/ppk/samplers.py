@@ -34,7 +34,7 @@ operating system's CSPRNG (:mod:`secrets`); a seed or ``numpy.random.Generator``
 Cost (``m ≈ log2(scale) + 9``, ``B ≈ 210 + m`` bits): discrete Laplace ``2m`` comparisons, tens of
 microseconds; rounded Gaussian a table scan up to sigma ~ 7, then ``m - 9`` series of a few hundred
 terms (~0.5 ms each: ~3 ms at sigma = 1e3, ~25 ms at 1e17), the first draw at a new scale ~0.3 s
-more for the table; discrete Gaussian ``M`` rounds (``M`` between ~100 and ~230), 10-50 ms.
+more for the table; discrete Gaussian ``M`` rounds (``M`` between 99 and 251), 10-50 ms.
 """
 from __future__ import annotations
 
@@ -50,6 +50,7 @@ import mpmath
 
 from ._fixedpoint import fixed_exp, fixed_normal_cdf, working_precision
 from ._random import RandomSource, as_source
+from ._validate import integer, real
 from ._typing import RngLike
 
 __all__ = ["discrete_laplace", "discrete_gaussian", "rounded_gaussian", "bernoulli_exp", "TV_BOUND",
@@ -76,41 +77,54 @@ def sampler_delta(eps: float, draws: int = 1) -> float:
     If every exact-law mechanism of a release is (eps, delta)-DP, the release made with these
     samplers is (eps, delta + sampler_delta(eps, draws))-DP (docs/samplers.md).  Capped at 1.
     """
-    eps = float(eps)
-    if not eps >= 0:
-        raise ValueError(f"eps must be >= 0, got {eps!r}")
-    if isinstance(draws, bool) or not isinstance(draws, numbers.Integral) or draws < 0:
-        raise ValueError(f"draws must be an integer >= 0, got {draws!r}")
+    eps = real("eps", eps, minimum=0.0)
+    draws = integer("draws", draws, minimum=0)
     if draws == 0:
         return 0.0
     log_term = math.log(draws) + math.log(TV_BOUND) + eps + math.log1p(math.exp(-eps))
     return min(1.0, math.nextafter(math.exp(log_term) * (1 + 1e-12), math.inf)) if log_term < 1 else 1.0
 
 
+#: The largest numerator or denominator (in bits) a parameter may have: every float fits (2**-1074 has
+#: a 1,075-bit denominator); longer fractions would make every draw's integer arithmetic slow.
+_MAX_TERM_BITS = 2100
+
+
+def _describe(value) -> str:
+    text = repr(value) if not isinstance(value, int) or value.bit_length() < 1000 else f"an int of {value.bit_length()} bits"
+    return text if len(text) < 80 else text[:60] + "..."
+
+
 def _rational(name: str, value, *, allow_zero: bool, bounded: bool = True) -> Fraction:
     """The exact rational a finite non-negative real parameter denotes (numpy scalars included)."""
     if isinstance(value, bool) or type(value).__name__ == "bool_":
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} ({value!r})")
+    if isinstance(value, Decimal) and value.is_finite() and value != 0 and not -1100 < value.adjusted() < 1100:
+        # decided before the exact conversion, which would build a number of ~3.3 bits per digit of exponent
+        raise ValueError(f"{name} must be a finite number between 1e-1100 and 1e1100 in magnitude, got "
+                         f"{_describe(value)}")
     if isinstance(value, numbers.Integral):
         out = Fraction(int(value))
     elif isinstance(value, numbers.Rational):
         out = Fraction(int(value.numerator), int(value.denominator))
-    elif isinstance(value, (numbers.Real, Decimal)):
-        if isinstance(value, Decimal):
-            finite = value.is_finite()
-        else:
-            f = float(value)
-            finite = math.isfinite(f)
-        if not finite:
-            raise ValueError(f"{name} must be finite, got {value!r}")
-        out = Fraction(value) if isinstance(value, Decimal) else Fraction(float(value))
+    elif isinstance(value, (numbers.Real, Decimal)) and hasattr(value, "as_integer_ratio"):
+        try:
+            num, den = value.as_integer_ratio()        # exact, for float, numpy floats (long double too), Decimal
+        except (OverflowError, ValueError):
+            raise ValueError(f"{name} must be finite, got {value!r}") from None
+        out = Fraction(int(num), int(den))
     else:
-        raise TypeError(f"{name} must be a real number, got {type(value).__name__} ({value!r})")
+        raise TypeError(f"{name} must be a real number, got {type(value).__name__} ({_describe(value)})")
     if out < 0 or (out == 0 and not allow_zero):
-        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {value!r}")
+        raise ValueError(f"{name} must be {'>= 0' if allow_zero else '> 0'}, got {_describe(value)}")
     if bounded and out > MAX_SCALE:
-        raise ValueError(f"{name} must be <= {MAX_SCALE:.4g} (2**128) counts, got {value!r}: noise that large "
-                         "carries no information about any count; publish nothing instead")
+        raise ValueError(f"{name} must be <= {MAX_SCALE:.4g} (2**128) counts, got {_describe(value)}: noise that "
+                         "large carries no information about any count; publish nothing instead")
+    long_terms = max(out.numerator.bit_length(), out.denominator.bit_length()) > _MAX_TERM_BITS
+    # below 2**-20 every sampler returns 0 without arithmetic; gamma is capped at 1000 by its caller
+    if bounded and long_terms and out > Fraction(1, 1 << 20):
+        raise ValueError(f"{name} as a fraction must have a numerator and denominator of at most {_MAX_TERM_BITS} "
+                         f"bits (every float does), got {_describe(value)}: round it to a float")
     return out
 
 
@@ -127,6 +141,8 @@ def _at_most(a: int, b: int, bits: int) -> int:
 
 
 # -- inversion with a fixed number of steps ----------------------------------------------
+
+_OFFSET = 1 << 64
 
 #: The first steps of every search are read from a table of 2**_COARSE_STEPS - 1 values per scale.
 _COARSE_STEPS = 9
@@ -177,12 +193,15 @@ class _Inversion:
         fine = self.fine_steps
         # how many k (from -half up) have F(k) <= u / 2**ubits: first to the coarse grid's resolution
         ubits = self.ubits
-        below = 0
+        # counted from a large offset: CPython keeps the integers up to 256 preallocated, so a count
+        # crossing 256 (a positive draw) would otherwise allocate at every later step
+        below = _OFFSET
         for g in self.coarse:                       # every entry, whatever u is
             below += _at_most(g, u, ubits)
-        below <<= fine
+        below = (below - _OFFSET) << fine
         for b in range(fine - 1, -1, -1):
-            # no branch: the same additions for every draw
+            # no branch: the same additions for every draw (a step costs ~0.5 ms; one integer's
+            # allocation more or less is not visible there)
             below += _at_most(self.scaled_cdf(-self.half + below + (1 << b) - 1), u, ubits) << b
         return -self.half + below
 
@@ -266,12 +285,20 @@ def _discrete_laplace(s: int, t: int, src: RandomSource) -> int:
     return _draw_laplace(_laplace(Fraction(s, t), _TAIL_BITS), src)
 
 
+#: Below these scales the law is 0 with probability above 1 - 2**-360 (discrete Laplace: 2 e^{-256};
+#: rounded Gaussian: 2 Phibar(32); discrete Gaussian: about 2 e^{-2048}): 0 is returned without a draw.
+_POINT_MASS_SCALE = Fraction(1, 256)
+_POINT_MASS_SIGMA = Fraction(1, 64)
+
+
 def discrete_laplace(scale: float | Fraction, *, rng: RngLike = None) -> int:
     """One draw of the discrete Laplace law ``P(k) = tanh(1/(2 scale)) exp(-|k|/scale)``, k in Z.
 
-    Constant work: one uniform of ``B`` bits and ``m`` steps of a binary search over the
-    inverse CDF, for every draw at this scale; within total variation :data:`TV_BOUND` of
-    the stated law (the mass beyond ``T ≈ 139 scale`` is put on ``±T``; docs/samplers.md).
+    Constant work: ``G1 - G2`` for two geometric variables of ratio ``e^{-1/scale}``, each from
+    ``m`` independent binary digits (``m`` comparisons of a uniform with a threshold), for every
+    draw at this scale; within total variation :data:`TV_BOUND` of the stated law (the digits
+    from ``m = log2(139 scale) + 1`` on are dropped; docs/samplers.md).  ``scale <= 1/256``
+    returns 0 (the law is 0 with probability above ``1 - 2 e^{-256}``).
 
     Parameters
     ----------
@@ -282,22 +309,26 @@ def discrete_laplace(scale: float | Fraction, *, rng: RngLike = None) -> int:
         None (default) draws from the operating system's CSPRNG; a seed is for tests only.
     """
     sc = _rational("scale", scale, allow_zero=False)
-    return _draw_laplace(_laplace(sc, _TAIL_BITS), as_source(rng))
+    src = as_source(rng)
+    if sc <= _POINT_MASS_SCALE:
+        return 0
+    return _draw_laplace(_laplace(sc, _TAIL_BITS), src)
 
 
 def rounded_gaussian(sigma: float | Fraction, *, rng: RngLike = None) -> int:
     """One draw of ``round(sigma * Z)``, ``Z ~ N(0, 1)``: ``P(k) = Phi((k + 1/2)/sigma) - Phi((k - 1/2)/sigma)``.
 
-    Constant work (one uniform, ``m`` inverse-CDF steps with ``erfc`` at ~``B + 64`` bits),
-    within total variation :data:`TV_BOUND` of the stated law for every sigma a float can hold
-    (no double rounding shapes the value: the low bits are right above ``2**53``).  Adding it
+    Constant work (one uniform, a full scan of a table of up to 511 values of the CDF, then
+    ``m - 9`` evaluations of ``Phi`` by a fixed series at ~``B + 30`` bits), within total
+    variation :data:`TV_BOUND` of the stated law for every sigma up to :data:`MAX_SCALE` (no
+    double rounding shapes the value: the low bits are right above ``2**53``).  Adding it
     to an integer count is the Gaussian mechanism followed by rounding, so it has the privacy
     of the continuous Gaussian with the same sigma, plus :func:`sampler_delta`.
-    ``sigma = 0`` returns 0.  sigma is in counts.
+    ``sigma <= 1/64`` returns 0 (then ``P(K != 0) < 2 Phibar(32)``).  sigma is in counts.
     """
     sig = _rational("sigma", sigma, allow_zero=True)
     src = as_source(rng)
-    if sig == 0:
+    if sig <= _POINT_MASS_SIGMA:
         return 0
     return _gaussian_inversion(sig, _TAIL_BITS).draw(src)
 
@@ -329,14 +360,14 @@ class _GaussianRejection:
         return fixed_exp(prec)(g) >> (prec - self.coin_bits)
 
     def draw(self, src: RandomSource) -> int:
-        out = 0
+        out = _OFFSET                               # a large integer whatever is added (see _Inversion.draw)
         pending = 1                                 # 1 until a round accepts
         for _ in range(self.rounds):               # every round, always: the same work for every draw
             y = _draw_laplace(self.proposal, src)
             take = pending * (1 - _at_most(self.coin(y), src.bits(self.coin_bits), self.coin_bits))
             out += take * y
             pending -= take
-        return out
+        return out - _OFFSET
 
 
 def _rejection_rounds(sigma: Fraction, t: int, tail_bits: int) -> int:
@@ -362,13 +393,13 @@ def discrete_gaussian(sigma: float | Fraction, *, rng: RngLike = None) -> int:
 
     Canonne, Kamath & Steinke's rejection from the discrete Laplace of scale ``floor(sigma) + 1``
     (2020, Algorithm 3), run for a fixed number of rounds whatever happens (about 100 for
-    large sigma, up to ~900 near sigma = 1): the work does not depend on the draw, and the law
+    large sigma, up to 251 near sigma = 0.4): the work does not depend on the draw, and the law
     is within total variation :data:`TV_BOUND` of the stated one (docs/samplers.md).
-    ``sigma = 0`` returns 0.
+    ``sigma <= 1/64`` returns 0 (then ``P(K != 0)`` is about ``2 e^{-2048}``).
     """
     sig = _rational("sigma", sigma, allow_zero=True)
     src = as_source(rng)
-    if sig == 0:
+    if sig <= _POINT_MASS_SIGMA:
         return 0
     return _gaussian_rejection(sig, _TAIL_BITS).draw(src)
 
@@ -379,7 +410,7 @@ def bernoulli_exp(gamma: float | Fraction, *, rng: RngLike = None) -> bool:
     One uniform of 200 bits compared with ``floor(2**200 exp(-gamma))``: the same work for
     every outcome.
     """
-    g = _rational("gamma", gamma, allow_zero=True, bounded=False)
+    g = min(_rational("gamma", gamma, allow_zero=True, bounded=False), Fraction(1000))   # e^-1000: threshold 0 anyway
     src = as_source(rng)
     prec = working_precision(_TAIL_BITS)
     threshold = fixed_exp(prec)((g.numerator << prec) // g.denominator) >> (prec - _TAIL_BITS)
