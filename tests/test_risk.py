@@ -147,3 +147,39 @@ def test_risk_figures_are_drawn(tmp_path):
     from ppk.related.risk.figures import draw_all
     names = draw_all(str(tmp_path))
     assert len(names) == 7 and all((tmp_path / n).stat().st_size > 10_000 for n in names)
+
+
+def test_tiny_delta_and_bounds_stay_finite_or_refuse():
+    # log(1 / 5e-324) was log(inf): the bound and the crossover are finite
+    assert math.isfinite(risk.compose_privacy_at_risk(eps0=1.0, eps=0.5, gamma=0.6, n=10, delta=5e-324))
+    assert math.isfinite(risk.crossover(eps0=0.1, delta=5e-324))
+    with pytest.raises(ValueError, match=r"\bmax_mae\b"):
+        risk.eps_lower_bound_from_mae(max_mae=5e-324)
+    with pytest.raises(ValueError, match=r"\beta\b"):
+        risk.calibrate_eps0_combined(eps=0.4, gamma3_hat=0.5, gamma2=0.9, eta=5e-324, alpha=0.9)
+    with pytest.raises(ValueError, match=r"\beps0_max\b"):
+        risk.calibrate_eps0(eps=0.4, gamma=0.6, eps0_max=1e300)     # did not converge (RuntimeError)
+
+
+def test_besselk_refuses_non_finite_points_and_has_no_warning_at_zero():
+    t = risk.BesselK(2)
+    for method, name in ((t.pdf, "t"), (t.cdf, "x"), (t.sf, "x")):
+        with pytest.raises(ValueError, match=rf"\b{name}\b"):
+            method(math.nan)
+        with pytest.raises(TypeError, match=rf"\b{name}\b"):
+            method(None)
+    with np.errstate(all="raise"):   # log 0 times 0 was NaN, e^{1e300} overflowed
+        assert t.pdf(np.array([0.0, -1.0, -1e300])).tolist() == [t.pdf(0.0), 0.0, 0.0]
+    assert t.rvs(size=-0.0).shape == (0,)
+
+
+def test_figures_name_their_parameters(tmp_path):
+    pytest.importorskip("matplotlib")
+    from ppk.related.risk import figures as rf
+    with pytest.raises(TypeError, match=r"\beps0s\b"):
+        rf.fig2_eps_vs_confidence_eps0(str(tmp_path), eps0s=0.5)
+    with pytest.raises(TypeError, match=r"\bmodel\b"):
+        rf.fig_budget(str(tmp_path), 1.0, "b.png", model=1.0)
+    with pytest.raises(ValueError, match=r"\bdelta\b"):
+        rf.fig12_composition(str(tmp_path), delta=0.0)
+    assert rf.fig12_composition(str(tmp_path), eps0s=[0.5]) == "risk_fig12_composition.png"   # one panel

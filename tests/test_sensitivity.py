@@ -65,3 +65,21 @@ def test_bad_input():
         S.sample_sensitivities(S.Ridge(), (X, y), rows=5, pairs=2, backend="gpu")
     with pytest.raises(ValueError, match="samples"):
         S.EmpiricalSensitivity([])
+
+
+def test_queries_and_data_are_checked_by_name():
+    with pytest.raises(ValueError, match=r"\bhi\b"):
+        S.ClippedSum(0.0, float("nan"))
+    with pytest.raises(ValueError, match=r"\blo\b"):
+        S.ClippedMean(2.0, 1.0)
+    with pytest.raises(ValueError, match=r"\bedges\b"):
+        S.Histogram((0.0, 2.0, 1.0))
+    with pytest.raises(TypeError, match=r"\bquery\b"):
+        S.sample_sensitivities("count", [0.0, 1.0], rows=5, pairs=2)
+    with pytest.raises(TypeError, match=r"\bdata\b"):
+        S.sample_sensitivities(S.Ridge(), 1.0, rows=5, pairs=2)
+    with pytest.raises(ValueError, match=r"\bdata\b"):
+        S.sample_sensitivities(S.Ridge(), (np.ones(5), np.ones(5)), rows=5, pairs=2)
+    with pytest.raises(TypeError, match=r"\bx\b"):
+        S.EmpiricalSensitivity([1.0, 2.0]).ecdf(None)
+    assert S.Histogram([0, 1, 2]).edges == (0.0, 1.0, 2.0)

@@ -22,7 +22,8 @@ import numpy.typing as npt
 from scipy import optimize, special
 
 from ..._random import as_generator
-from ..._validate import EPS_MAX_CLOSED_FORM, integer, real
+from ..._search import log_quotient
+from ..._validate import EPS_MAX_CLOSED_FORM, choice, integer, real, real_array
 from ..._typing import FloatArray, RngLike
 
 #: Most random draws (samples times dimension) one Monte-Carlo call takes: about 5 s in numpy.  The
@@ -63,30 +64,38 @@ class BesselK:
     @overload
     def pdf(self, t: npt.ArrayLike) -> FloatArray: ...
     def pdf(self, t: npt.ArrayLike) -> float | FloatArray:
-        ts = np.asarray(t, dtype=float)
-        with np.errstate(divide="ignore"):
-            logt = np.log(np.maximum(ts, 0.0))
+        """The density at t (a real number or an array of them, finite; 0 below 0)."""
+        flat, scalar = real_array("t", t)
+        ts = flat if scalar else flat.reshape(np.shape(t))
+        # log t where t > 0; the columns of t <= 0 are overwritten below (log 0 = -inf times i = 0 was NaN)
+        logt = np.log(np.where(ts > 0, ts, 1.0))
         terms = self._log_c[:, None] + self._i[:, None] * logt.reshape(1, -1)
         terms[:, (ts.reshape(-1) == 0)] = np.where(self._i[:, None] == 0, self._log_c[:, None], -np.inf)
-        out = np.exp(special.logsumexp(terms, axis=0) - ts.reshape(-1))
+        out = np.exp(special.logsumexp(terms, axis=0) - np.maximum(ts.reshape(-1), 0.0))   # e^{+1e300} overflowed
         out[ts.reshape(-1) < 0] = 0.0
-        return out.reshape(ts.shape) if ts.ndim else float(out[0])
+        return float(out[0]) if scalar else out.reshape(ts.shape)
 
     @overload
     def cdf(self, x: float) -> float: ...
     @overload
     def cdf(self, x: npt.ArrayLike) -> FloatArray: ...
     def cdf(self, x: npt.ArrayLike) -> float | FloatArray:
-        """P(T <= x): a mixture of regularised lower incomplete gamma functions."""
-        return self._gamma_mixture(x, special.gammainc)
+        """P(T <= x): a mixture of regularised lower incomplete gamma functions (x finite)."""
+        return self._gamma_mixture(self._points(x), special.gammainc)
 
     @overload
     def sf(self, x: float) -> float: ...
     @overload
     def sf(self, x: npt.ArrayLike) -> FloatArray: ...
     def sf(self, x: npt.ArrayLike) -> float | FloatArray:
-        """P(T > x), formed from the upper incomplete gamma functions (no 1 - cdf cancellation)."""
-        return self._gamma_mixture(x, special.gammaincc)
+        """P(T > x), formed from the upper incomplete gamma functions (no 1 - cdf cancellation; x finite)."""
+        return self._gamma_mixture(self._points(x), special.gammaincc)
+
+    @staticmethod
+    def _points(x: npt.ArrayLike) -> float | FloatArray:
+        """``x`` checked: a finite float, or a float array of x's shape."""
+        flat, scalar = real_array("x", x)
+        return float(flat[0]) if scalar else flat.reshape(np.shape(x))
 
     def _gamma_mixture(self, x: npt.ArrayLike, regularized: Callable[..., np.ndarray]) -> float | FloatArray:
         xs = np.maximum(np.asarray(x, dtype=float), 0.0)
@@ -107,7 +116,9 @@ class BesselK:
         target = 1 - q if upper else q
 
         def below(x: float) -> float:   # < 0 below the quantile, >= 0 from it on
-            return target - float(self.sf(x)) if upper else float(self.cdf(x)) - target
+            # unchecked: x is a float the search made (hi may double past the float range)
+            return target - float(self._gamma_mixture(x, special.gammaincc)) if upper \
+                else float(self._gamma_mixture(x, special.gammainc)) - target
 
         hi = 1.0
         for _ in range(1100):   # 2^1100 overflows: every double is passed by then
@@ -120,15 +131,17 @@ class BesselK:
 
     def rvs(self, size: int | tuple[int, ...] | None = None, rng: RngLike = None) -> float | FloatArray:
         """Random draws of T (a float when ``size`` is None); for simulations, not releases."""
-        shape: tuple[int, ...] = () if size is None else tuple(size) if isinstance(size, (tuple, list)) else (size,)
+        raw = () if size is None else tuple(size) if isinstance(size, (tuple, list)) else (size,)
+        shape = tuple(integer("size", s, minimum=0) for s in raw)   # -0.0 and 3.0 become ints numpy takes
         count = 1
         for s in shape:
-            count *= integer("size", s, minimum=0)
+            count *= s
         if count > MC_MAX_DRAWS:
             raise ValueError(f"size asks for {count:.3g} draws ({3 * 8 * count:.3g} bytes in three arrays), more "
                              f"than MC_MAX_DRAWS = {MC_MAX_DRAWS:.0e}: draw in batches")
         gen = as_generator(rng)
-        return np.abs(gen.gamma(self.k, 1.0, size) - gen.gamma(self.k, 1.0, size))
+        draws = None if size is None else shape
+        return np.abs(gen.gamma(self.k, 1.0, draws) - gen.gamma(self.k, 1.0, draws))
 
 
 def _eps0(eps0) -> float:
@@ -175,6 +188,9 @@ def calibrate_eps0(*, eps: float, gamma: float, k: int = 1, eps0_max: float = 50
     """
     eps = real("eps", eps, minimum=0.0, min_inclusive=False)
     gamma = real("gamma", gamma, minimum=0.0, maximum=1.0)
+    # at most EPS_MAX_CLOSED_FORM: the root search from eps0_max = 1e300 did not converge (and F_T is 1
+    # to double precision long before)
+    eps0_max = real("eps0_max", eps0_max, minimum=0.0, maximum=EPS_MAX_CLOSED_FORM, min_inclusive=False)
     t = BesselK(k)
     floor = t.cdf(eps)
     if gamma <= floor:
@@ -208,9 +224,12 @@ def confidence_mc(*, fx: npt.ArrayLike, fy: npt.ArrayLike, eps: float, eps0: flo
     ``z = f(x) + Laplace(sensitivity/eps0)^k``, ``loss = (eps0/sensitivity) sum_i (|z_i - f(y)_i| - |z_i - f(x)_i|)``.
     Returns (estimate, standard error).
     """
-    x, y = np.atleast_1d(np.asarray(fx, float)), np.atleast_1d(np.asarray(fy, float))
+    x, _ = real_array("fx", fx)
+    y, _ = real_array("fy", fy)
     if x.shape != y.shape:
-        raise ValueError("fx and fy must have the same shape")
+        raise ValueError(f"fx and fy must have the same number of values, got {x.size} and {y.size}")
+    if x.size == 0:
+        raise ValueError("fx and fy must hold at least one value (one per dimension), got none")
     eps, eps0 = _eps_pair(eps, eps0)
     s = real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
     samples = integer("samples", samples, minimum=2)
@@ -260,11 +279,10 @@ def empirical_confidence(*, gamma2: float, n: int, rho: float, bound: str = "cor
     """
     gamma2 = real("gamma2", gamma2, minimum=0.0, maximum=1.0)
     alpha = dkw_alpha(n=n, rho=rho)
+    bound = choice("bound", bound, ("paper", "corrected"))
     if bound == "paper":
         return gamma2 * alpha
-    if bound == "corrected":
-        return max(gamma2 - rho, 0.0) * alpha
-    raise ValueError(f"bound must be 'paper' or 'corrected', got {bound!r}")
+    return max(gamma2 - rho, 0.0) * alpha
 
 
 def combined_confidence(*, eps: float, eps0: float, gamma2: float, eta: float, k: int = 1) -> float:
@@ -297,7 +315,10 @@ def calibrate_eps0_combined(*, eps: float, gamma3_hat: float, gamma2: float, eta
     if x < eps:
         raise ValueError(f"infeasible: the solution has eta*eps0 = {x:.6g} < eps = {eps} (gamma3_hat is too "
                          "high for these gamma2 and alpha; the mechanism cannot be that confident)")
-    return x / eta
+    eps0 = x / eta
+    if not math.isfinite(eps0):
+        raise ValueError(f"eta = {eta!r} is too small: eps0 = {x:.6g} / eta overflows the float range")
+    return eps0
 
 
 def _mu(eps0, eps, gamma):
@@ -314,7 +335,12 @@ def compose_privacy_at_risk(*, eps0: float, eps: float, gamma: float, n: int, de
     gamma = real("gamma", gamma, minimum=0.0, maximum=1.0)
     n = integer("n", n, minimum=1)
     delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
-    return eps0 * math.sqrt(2 * n * math.log(1 / delta)) + n * _mu(eps0, eps, gamma)
+    # log_quotient: log(1 / 5e-324) is log(inf), the bound is finite
+    out = eps0 * math.sqrt(2 * n * log_quotient(1.0, delta)) + n * _mu(eps0, eps, gamma)
+    if not math.isfinite(out):
+        raise ValueError(f"eps' overflows the float range at eps0 = {eps0!r}, eps = {eps!r}, gamma = {gamma!r}, "
+                         f"n = {n}: n (e^eps0 - 1) eps0 is beyond the floats")
+    return out
 
 
 def crossover(*, eps0: float, delta: float, eps: float | None = None, gamma: float = 0.0) -> float:
@@ -330,14 +356,19 @@ def crossover(*, eps0: float, delta: float, eps: float | None = None, gamma: flo
     mu = _mu(eps0, eps, real("gamma", gamma, minimum=0.0, maximum=1.0))
     if mu >= eps0:
         return math.inf
-    n = 2 * eps0**2 * math.log(1 / delta) / (eps0 - mu) ** 2 if eps0 - mu > 1e-150 else math.inf
+    n = 2 * eps0**2 * log_quotient(1.0, delta) / (eps0 - mu) ** 2 if eps0 - mu > 1e-150 else math.inf
     return math.floor(n) + 1 if n < 2.0**63 else math.inf
 
 
 def eps_lower_bound_from_mae(*, max_mae: float, sensitivity: float = 1.0) -> float:
     """Laplace's mean absolute error is sensitivity/eps0 (Eq. 12): MAE <= T needs eps0 >= sensitivity/T."""
-    return real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False) / real(
-        "max_mae", max_mae, minimum=0.0, min_inclusive=False)
+    sensitivity = real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
+    max_mae = real("max_mae", max_mae, minimum=0.0, min_inclusive=False)
+    out = sensitivity / max_mae
+    if not math.isfinite(out):
+        raise ValueError(f"max_mae = {max_mae!r} is too small for sensitivity = {sensitivity!r}: "
+                         "sensitivity / max_mae overflows the float range")
+    return out
 
 
 @dataclass(frozen=True)

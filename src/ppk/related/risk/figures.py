@@ -6,11 +6,34 @@ from typing import Sequence
 
 import numpy as np
 
+from ..._validate import EPS_MAX_CLOSED_FORM, instance, integer, real, sequence, text
 from ...figures import _plt, _save
 from .. import dp, risk
 
+#: Most curves (or panels) one figure draws: each is dozens of root searches.
+MAX_CURVES = 20
+#: Smallest eps0 the budget figures take: CostModel.optimal's lower limit (e^{-c/eps} underflows below).
+_EPS0_MIN_BUDGET = 1e-9
+
+
+#: Largest eps0 of the composition figure: 10^4 compositions of e^eps0 terms leave the floats near 700.
+_EPS0_MAX_COMPOSITION = 100.0
+
+
+def _eps0(name: str, value, minimum: float = 0.0, maximum: float = EPS_MAX_CLOSED_FORM) -> float:
+    """An eps0 of a figure: as the formulas it is drawn from take it (CostModel.optimal from 1e-9)."""
+    return real(name, value, minimum=minimum, maximum=maximum, min_inclusive=minimum > 0)
+
+
+def _eps0s(name: str, values, minimum: float = 0.0, maximum: float = EPS_MAX_CLOSED_FORM) -> list[float]:
+    return sequence(name, values, lambda item, v: _eps0(item, v, minimum, maximum), min_length=1,
+                    max_length=MAX_CURVES)
+
 
 def fig1_eps_vs_confidence_k(out_dir: str, eps0: float = 1.0, ks: Sequence[int] = (1, 2, 3, 5, 10)) -> str:
+    eps0 = _eps0("eps0", eps0)
+    ks = sequence("ks", ks, lambda name, k: integer(name, k, minimum=1, maximum=risk.BesselK.K_MAX), min_length=1,
+                  max_length=MAX_CURVES)
     plt = _plt()
     g = np.linspace(0.01, 0.99, 60)
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -26,6 +49,7 @@ def fig1_eps_vs_confidence_k(out_dir: str, eps0: float = 1.0, ks: Sequence[int] 
 
 
 def fig2_eps_vs_confidence_eps0(out_dir: str, eps0s: Sequence[float] = (0.1, 0.5, 1.0, 2.0, 5.0)) -> str:
+    eps0s = _eps0s("eps0s", eps0s)
     plt = _plt()
     g = np.linspace(0.01, 0.99, 60)
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -46,8 +70,11 @@ def _eps_exact(gamma, eps0):
 
 
 def fig_budget(out_dir: str, eps0: float, name: str, model: risk.CostModel | None = None) -> str:
+    eps0 = _eps0("eps0", eps0, _EPS0_MIN_BUDGET)
+    name = text("name", name)
+    model = risk.CostModel(E=5500, n_stakeholders=100) if model is None else \
+        instance("model", model, risk.CostModel, "a CostModel or None")
     plt = _plt()
-    model = model or risk.CostModel(E=5500, n_stakeholders=100)
     eps = np.linspace(eps0 / 200, eps0, 200)
     cost = [model.par(e, risk.confidence(eps=e, eps0=eps0), eps0) for e in eps]
     best = model.optimal(eps0)
@@ -64,6 +91,7 @@ def fig_budget(out_dir: str, eps0: float, name: str, model: risk.CostModel | Non
 
 def fig8_budget_variation(out_dir: str, eps0s: Sequence[float] = (0.1, 0.5, 1.0)) -> str:
     """Fig. 8: how the budget varies with the privacy-at-risk level, one curve for each eps0."""
+    eps0s = _eps0s("eps0s", eps0s, _EPS0_MIN_BUDGET)
     plt = _plt()
     model = risk.CostModel(E=5500, n_stakeholders=100)
     fig, ax = plt.subplots(figsize=(6, 4))
@@ -83,9 +111,13 @@ def fig8_budget_variation(out_dir: str, eps0s: Sequence[float] = (0.1, 0.5, 1.0)
 
 
 def fig12_composition(out_dir: str, delta: float = 1e-5, eps0s: Sequence[float] = (0.1, 0.5, 1.0)) -> str:
+    delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
+    eps0s = _eps0s("eps0s", eps0s, _EPS0_MIN_BUDGET, _EPS0_MAX_COMPOSITION)
     plt = _plt()
     n = np.unique(np.logspace(0, 4, 60).astype(int))
-    fig, axes = plt.subplots(1, len(eps0s), figsize=(5 * len(eps0s), 4))
+    # squeeze=False: one eps0 gave a lone Axes, which zip could not iterate
+    fig, axes = plt.subplots(1, len(eps0s), figsize=(5 * len(eps0s), 4), squeeze=False)
+    axes = axes[0]
     model = risk.CostModel(E=5500, n_stakeholders=100)
     for ax, e0 in zip(axes, eps0s):
         best = model.optimal(e0)

@@ -22,7 +22,7 @@ import numpy.typing as npt
 
 from ... import _kernels
 from ..._random import as_generator
-from ..._validate import integer, real
+from ..._validate import choice, instance, integer, real, real_array, sequence
 from ..._typing import FloatArray, RngLike
 
 __all__ = ["Count", "ClippedSum", "ClippedMean", "Histogram", "Ridge", "sample_sensitivities",
@@ -76,10 +76,24 @@ class Count:
     """Number of rows equal to 1 (a 0/1 column)."""
 
 
+def _clip_range(query) -> None:
+    """Check (and store as floats) a clipped query's finite lo <= hi, with hi - lo a float too."""
+    lo, hi = real("lo", query.lo), real("hi", query.hi)
+    if lo > hi:
+        raise ValueError(f"lo must be <= hi, got lo={lo!r}, hi={hi!r}")
+    if not math.isfinite(hi - lo):   # the distance of two clipped rows would overflow
+        raise ValueError(f"hi - lo must be within the float range, got lo={lo!r}, hi={hi!r}")
+    object.__setattr__(query, "lo", lo)
+    object.__setattr__(query, "hi", hi)
+
+
 @dataclass(frozen=True)
 class ClippedSum:
     lo: float
     hi: float
+
+    def __post_init__(self):
+        _clip_range(self)
 
 
 @dataclass(frozen=True)
@@ -87,10 +101,19 @@ class ClippedMean:
     lo: float
     hi: float
 
+    def __post_init__(self):
+        _clip_range(self)
+
 
 @dataclass(frozen=True)
 class Histogram:
     edges: tuple   #: bin edges (increasing); values outside go to the first/last bin
+
+    def __post_init__(self):
+        edges = tuple(sequence("edges", self.edges, real, min_length=2))
+        if any(b <= a for a, b in zip(edges, edges[1:])):
+            raise ValueError(f"edges must be increasing, got {edges[:10]!r}{'...' if len(edges) > 10 else ''}")
+        object.__setattr__(self, "edges", edges)
 
 
 @dataclass(frozen=True)
@@ -104,26 +127,33 @@ def sample_sensitivities(query: Count | ClippedSum | ClippedMean | Histogram | R
     ``data``: a 1-d array for the scalar queries, ``(X, y)`` for :class:`Ridge`.  ``backend="numpy"``
     runs the ridge loop in numpy (the reference; same indices, same result to rounding).
     """
+    query = instance("query", query, (Count, ClippedSum, ClippedMean, Histogram, Ridge),
+                     "a Count, ClippedSum, ClippedMean, Histogram or Ridge")
     rows = integer("rows", rows, minimum=2)
     pairs = integer("pairs", pairs, minimum=1, maximum=MAX_PAIRS)
     seed = integer("seed", seed, minimum=0, maximum=2**64 - 1)
+    backend = choice("backend", backend, ("cpp", "numpy"))
     if isinstance(query, Ridge):
-        X, y = (np.ascontiguousarray(a, dtype=float) for a in data)
+        X, y = _ridge_data(data)
         lam = real("lam", query.lam, minimum=0.0, min_inclusive=False)
-        d = X.shape[1] if X.ndim == 2 else 1
+        d = X.shape[1]
         work = float(pairs) * rows * d * d
         if work > MAX_RIDGE_WORK:
             raise ValueError(f"the ridge loop needs pairs x rows x d^2 = {work:.3g} multiply-adds (pairs={pairs:,}, "
                              f"rows={rows:,}, d={d}), more than MAX_RIDGE_WORK = {MAX_RIDGE_WORK:.0e} (about 10 s): "
                              "use fewer pairs or rows")
         if backend == "cpp":
-            return _kernels.ridge_sensitivities(X, y, lam=lam, rows=rows, pairs=pairs, seed=seed)
-        if backend == "numpy":
-            return _ridge_numpy(X, y, lam, rows, pairs, seed)
-        raise ValueError(f"backend must be 'cpp' or 'numpy', got {backend!r}")
-    values = np.asarray(data, dtype=float)
-    if values.ndim != 1 or values.size == 0:
-        raise ValueError("data must be a non-empty 1-d array for this query")
+            out = _kernels.ridge_sensitivities(X, y, lam=lam, rows=rows, pairs=pairs, seed=seed)
+        else:
+            with np.errstate(over="ignore", invalid="ignore"):   # reported below, naming data
+                out = _ridge_numpy(X, y, lam, rows, pairs, seed)
+        if not np.all(np.isfinite(out)):
+            raise ValueError("data is too large for the ridge loop: X^T X or X^T y left the float range "
+                             "(scale the rows, e.g. to unit norm as synthetic_census does)")
+        return out
+    values, scalar = real_array("data", data)
+    if scalar or np.ndim(data) != 1 or values.size == 0:
+        raise ValueError(f"data must be a non-empty 1-d array for this query, got shape {np.shape(data)}")
     # only the two extra rows enter these queries' distances: hash just their columns (the whole index
     # matrix was pairs x (rows + 1), 8 TB at rows = 1e6, pairs = 1e6)
     idx = _columns(m=values.size, columns=np.array([rows - 1, rows], dtype=np.uint64), pairs=pairs, seed=seed)
@@ -139,6 +169,18 @@ def sample_sensitivities(query: Count | ClippedSum | ClippedMean | Histogram | R
         bb = np.clip(np.searchsorted(edges, b, side="right") - 1, 0, edges.size - 2)
         return 2.0 * (ba != bb)
     raise TypeError(f"unknown query {query!r}")
+
+
+def _ridge_data(data) -> tuple[np.ndarray, np.ndarray]:
+    """``data`` of a ridge query: (X, y), X an (m, d) array and y an (m,) array of finite values, m >= 1."""
+    X, y = sequence("data", data, lambda name, v: v, min_length=2, max_length=2)
+    x_flat, _ = real_array("data[0] (X)", X)
+    y_flat, _ = real_array("data[1] (y)", y)
+    shape = np.shape(X)
+    if len(shape) != 2 or shape[0] < 1 or shape[1] < 1 or np.shape(y) != (shape[0],):
+        raise ValueError(f"data must be (X, y) with X of shape (m, d) and y of shape (m,), m, d >= 1; got X of "
+                         f"shape {shape} and y of shape {np.shape(y)}")
+    return np.ascontiguousarray(x_flat.reshape(shape)), np.ascontiguousarray(y_flat)
 
 
 def _ridge_numpy(X, y, lam, rows, pairs, seed):
@@ -171,6 +213,7 @@ class EmpiricalSensitivity:
         self.samples = np.sort(s)
 
     def ecdf(self, x: float) -> float:
+        x = real("x", x)
         return float(np.searchsorted(self.samples, x, side="right") / self.samples.size)
 
     def sampled_sensitivity(self, gamma2: float) -> float:
