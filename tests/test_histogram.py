@@ -1,6 +1,7 @@
 """HistogramQuery and OverlappingCounts against independent truths (tests/histogram_oracle.py), exact
 reductions (the DP limit, k releases of one count, disjoint groups, two categories), properties of
 the bracket, calibration and bad input."""
+import importlib
 import math
 
 import numpy as np
@@ -13,6 +14,7 @@ import ppk
 from ppk.baselines import analytic_gaussian_delta, analytic_gaussian_sigma
 
 mp = pytest.importorskip("mpmath")
+release_module = importlib.import_module("ppk.release")   # ppk.release is the function
 
 
 # -- histograms: sigma = 0 is exact -----------------------------------------------------------
@@ -226,6 +228,42 @@ def test_histogram_bad_input_names_the_parameter(kwargs, match):
     args = dict(n=100, known=10, probs=[0.2, 0.3, 0.5], sigma=1.0) | kwargs
     with pytest.raises((ValueError, TypeError), match=match):
         ppk.HistogramQuery(**args)
+
+
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: ppk.HistogramQuery(n=100, known=10, probs=[0.2, 0.8], sigma=1.0, lower=np.array(["auto"])), TypeError,
+     "lower must be one of"),
+    (lambda: ppk.HistogramQuery.worst_case(n=100, known=10, categories=2**62, min_prob=0.1, sigma=1.0), ValueError,
+     "categories must be <= 1000000"),
+    (lambda: ppk.histogram.floor_probabilities(categories=4, min_prob=0.3), ValueError,
+     r"min_prob must be <= 1/categories = 0\.25"),
+    (lambda: ppk.calibrate_histogram(n=100, known=10, probs=[0.2, 0.8], eps=1.0, delta=1e-6, summation_rtol=0.0),
+     ValueError, "summation_rtol must be >= 1e-15"),
+    (lambda: ppk.histogram.probabilities("probs", [0.2, 0.8], minimum_length=None), TypeError,
+     "minimum_length must be an integer"),
+    (lambda: ppk.histogram.probabilities("probs", [0.2, 0.8], minimum_length=3), ValueError,
+     "probs must list at least 3 probabilities, got 2"),
+    (lambda: ppk.release_histogram(counts=5, known=1, probs=[0.2, 0.8], eps=1.0, delta=1e-6), TypeError,
+     "counts must be a list"),
+    (lambda: ppk.release_histogram(counts=[2**62, 2**62], known=1, probs=[0.2, 0.8], eps=1.0, delta=1e-6),
+     ValueError, "counts must add up to at most MAX_HISTOGRAM_ROWS"),
+    (lambda: ppk.release(count=10, n=100, known=10, eps=1.0, delta=1e-6, audit=np.array([1.0, 2.0])), TypeError,
+     "audit must be True or False"),
+    (lambda: release_module.sampler_delta(eps=10**400, draws=1), ValueError, "eps must be finite"),
+    (lambda: release_module.sampler_delta(eps=1.0, draws=None), TypeError, "draws must be an integer"),
+])
+def test_histogram_and_release_helpers_name_the_bad_parameter(call, error, match):
+    with pytest.raises(error, match=match):
+        call()
+
+
+def test_the_difference_lower_end_is_dropped_when_its_window_is_refused():
+    # N near 1e8 at a small eps: noise.py refuses the difference's window (MAX_CONVOLUTION_WORK); the single
+    # bins' lower end stands alone instead of the whole bracket failing
+    h = ppk.HistogramQuery(n=10**8, known=0, probs=[0.2, 0.3, 0.5], sigma=1.0, lower="difference")
+    lower, upper = h.log_delta_bracket(1e-3)
+    single = h._single_bin_lower(np.array([1e-3]))[0]
+    assert lower == single and -50 < lower <= upper <= 0
 
 
 # -- overlapping counts -------------------------------------------------------------------------

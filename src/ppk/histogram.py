@@ -38,13 +38,17 @@ from ._curve import BracketedCurve
 from ._random import as_source, warn_if_seeded
 from ._search import log_target, smallest_feasible_scale
 from ._typing import FloatArray, RngLike
-from ._validate import integer, real, real_array
+from ._validate import choice, integer, real, real_array, sequence, text
 
 __all__ = ["HistogramQuery", "calibrate_histogram", "HistogramCalibration", "release_histogram",
-           "HistogramRelease", "MAX_HISTOGRAM_ROWS", "NOISELESS_MAX_TERMS", "probabilities", "floor_probabilities"]
+           "HistogramRelease", "MAX_HISTOGRAM_ROWS", "MAX_CATEGORIES", "NOISELESS_MAX_TERMS", "probabilities",
+           "floor_probabilities"]
 
 #: Largest database a histogram takes: the kernel holds a window of O(sqrt(N)) values of M.
 MAX_HISTOGRAM_ROWS = 10**10
+#: Most categories :func:`floor_probabilities` and :func:`release_histogram` take: the belief is built as a list
+#: of one probability per category (a million of them is already far more bins than rows of most data sets).
+MAX_CATEGORIES = 10**6
 
 # How many categories give a single-bin lower end: those with the least natural noise.
 _LOWER_CANDIDATES = 3
@@ -56,10 +60,16 @@ _LOWER_METHODS = ("auto", "single", "difference")
 
 
 def probabilities(name: str, values: npt.ArrayLike, *, minimum_length: int = 2) -> tuple[float, ...]:
-    """Validated category probabilities: finite, in [0, 1], summing to 1 within 1e-9 (then renormalised)."""
+    """Validated category probabilities: finite, in [0, 1], summing to 1 within 1e-9 (then renormalised).
+
+    ``name`` is the caller's name for ``values``: the errors name it (``"probs"`` for a histogram)."""
+    name = text("name", name)
+    minimum_length = integer("minimum_length", minimum_length, minimum=1, maximum=MAX_CATEGORIES)
     flat, scalar = real_array(name, values, minimum=0.0, maximum=1.0)
     if scalar or flat.size < minimum_length:
-        raise ValueError(f"{name} must list at least {minimum_length} probabilities, got {values!r}")
+        shown = float(flat[0]) if scalar else flat.size
+        raise ValueError(f"{name} must list at least {minimum_length} probabilities, got "
+                         + (f"a single number ({shown!r})" if scalar else f"{shown}"))
     total = math.fsum(flat.tolist())
     if abs(total - 1.0) > 1e-9:
         raise ValueError(f"{name} must sum to 1 (one probability per category), got a sum of {total!r}")
@@ -77,8 +87,11 @@ def floor_probabilities(*, categories: int, min_prob: float) -> list[float]:
     probabilities must add to 1), so ``[m, m, 1 - 2m]`` is returned, with a third category the rows never
     fill: pass ``min_prob=`` to :func:`release_histogram` for a release of two counts.
     """
-    k = integer("categories", categories, minimum=2)
-    floor = real("min_prob", min_prob, minimum=0.0, maximum=1.0 / k)
+    k = integer("categories", categories, minimum=2, maximum=MAX_CATEGORIES)
+    floor = real("min_prob", min_prob, minimum=0.0, maximum=0.5)
+    if floor > 1.0 / k:
+        raise ValueError(f"min_prob must be <= 1/categories = {1.0 / k!r} (no belief gives each of {k} categories "
+                         f"more), got {floor!r}")
     if k == 2:
         return [floor, floor, 1.0 - 2.0 * floor]
     # max(., floor): 1 - 2m rounded and divided can land an ulp below m when m = 1/k (the uniform belief)
@@ -328,9 +341,7 @@ class HistogramQuery(BracketedCurve):
         self.sigma = real("sigma", sigma, minimum=0.0)
         self.rtol = real("rtol", rtol, minimum=1e-15, maximum=1.0)
         self.max_evaluations = integer("max_evaluations", max_evaluations, minimum=2, maximum=10**6)
-        if lower not in _LOWER_METHODS:
-            raise ValueError(f"lower must be one of {_LOWER_METHODS}, got {lower!r}")
-        self.lower = lower
+        self.lower = choice("lower", lower, _LOWER_METHODS)
 
     def __repr__(self) -> str:
         return (f"HistogramQuery(n={self.n}, known={self.known}, probs={list(self.probs)!r}, "
@@ -433,9 +444,16 @@ class HistogramQuery(BracketedCurve):
                        added=Gaussian(self.sigma * math.sqrt(2.0)), shifts=(2,))
         wanted = log_upper > _DIFFERENCE_MIN_LOG_DELTA
         if wanted.any():
+            try:
+                log_delta = np.asarray(q.log_delta(eps[wanted]))
+            except ValueError:
+                # noise.py refuses a window whose exact convolutions would pass MAX_CONVOLUTION_WORK (with N
+                # near 1e8, windows deeper than e^-64 of the mode): a lower end may always be dropped -- it
+                # only tightens the bracket -- so the single bins' lower end stands alone
+                return out
             # the estimate is never above the window pair's delta by more than rounding, nor that above
             # the law's by more than the window's negligible slack: 1e-9 relative covers both
-            out[wanted] = np.asarray(q.log_delta(eps[wanted])) - 1e-9
+            out[wanted] = log_delta - 1e-9
         return out
 
     def _log_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
@@ -489,6 +507,7 @@ def calibrate_histogram(*, n: int, known: int, probs: Sequence[float] | npt.Arra
         ``rtol`` of each evaluation's summation over ``M`` (a wider one is cheaper and slightly
         more pessimistic, never less private).
     """
+    summation_rtol = real("summation_rtol", summation_rtol, minimum=1e-15, maximum=1.0)
     base = HistogramQuery(n=n, known=known, probs=probs, sigma=0.0, rtol=summation_rtol)
     eps = real("eps", eps, minimum=0.0, min_inclusive=False)
     delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
@@ -614,7 +633,7 @@ def release_histogram(*, counts: Sequence[int], known: int, probs: Sequence[floa
     """
     from .release import utc_now
     from .samplers import rounded_gaussian
-    values = [integer(f"counts[{i}]", c, minimum=0) for i, c in enumerate(counts)]
+    values = sequence("counts", counts, lambda name, c: integer(name, c, minimum=0), max_length=MAX_CATEGORIES)
     if (probs is None) == (min_prob is None):
         raise ValueError("give the attacker's belief as probs (one probability per category) or min_prob "
                          "(a floor on every category's probability), not both and not neither")
@@ -634,6 +653,8 @@ def release_histogram(*, counts: Sequence[int], known: int, probs: Sequence[floa
     n = sum(values)
     if n < 1:
         raise ValueError("counts must hold at least one row")
+    if n > MAX_HISTOGRAM_ROWS:
+        raise ValueError(f"counts must add up to at most MAX_HISTOGRAM_ROWS = {MAX_HISTOGRAM_ROWS} rows, got {n}")
     cal = calibrate_histogram(n=n, known=known, probs=probs_t, eps=eps, delta=delta)
     source = as_source(rng)
     warn_if_seeded(source, "release_histogram")

@@ -25,6 +25,7 @@ import numpy.typing as npt
 from ._random import as_source, warn_if_seeded
 from .algorithm2 import Alg2Result, PrivateDraws, _Added, _run, _validated
 from ._typing import RngLike
+from ._validate import flag, integer, real
 from .samplers import discrete_gaussian, discrete_laplace, rounded_gaussian
 from .samplers import sampler_delta as _samplers_delta
 
@@ -42,7 +43,9 @@ def sampler_delta(eps: float, draws: int) -> float:
     :func:`ppk.samplers.sampler_delta`, for the total eps of the output (a larger eps only adds more).
     Every record's ``guarantee`` books it as ``delta_sampler`` and adds it to ``delta``.
     """
-    return 0.0 if draws <= 0 else min(float(_samplers_delta(eps, draws)), 1.0)
+    eps = real("eps", eps, minimum=0.0)
+    draws = integer("draws", draws, minimum=0)
+    return 0.0 if draws == 0 else min(float(_samplers_delta(eps, draws)), 1.0)
 
 
 def _round_up(x: Fraction) -> float:
@@ -204,6 +207,7 @@ def release(*, data: npt.ArrayLike | None = None, count: int | None = None, n: i
     """
     args = _validated(data, count, n, known, eps, delta, kappa1, kappa2, kappa3, hoeffding)
     _Added(noise)
+    audit = flag("audit", audit)
     source = as_source(rng)
     warn_if_seeded(source, "release")
     cal, laplace_noise = _run(source, *args, hoeffding, False, noise)
