@@ -44,3 +44,19 @@ def test_releases_without_a_pld_are_refused_clearly():
 def test_progress_is_reported(capsys):
     ppk.Accountant(value_discretization_interval=1e-2, progress=True).add_laplace(scale=5.0, times=3).delta(0.5)
     assert "composing 1/1" in capsys.readouterr().err
+
+
+def test_arguments_are_checked_by_name():
+    from fractions import Fraction
+    with pytest.raises(ValueError, match=r"\bcomposition\b"):
+        ppk.Accountant(composition="fast")
+    with pytest.raises(TypeError, match=r"\bprogress\b"):
+        ppk.Accountant(progress=np.array([1.0, 2.0]))
+    acc = ppk.Accountant(value_discretization_interval=1e-2)
+    with pytest.raises(TypeError, match=r"\bname\b"):
+        acc.add_gaussian(sigma=3.0).add(acc.pld(), name=math.nan)
+    with pytest.raises(ValueError, match=r"\btimes\b"):
+        acc.add(ppk.CountingQuery(n=201, known=0, p=0.3, sigma=3.0), times=2)
+    # a Fraction is a valid real number: the names format its float
+    acc.add_gaussian(sigma=3.0, sensitivity=Fraction(1, 3)).add_laplace(scale=Fraction(1, 3), sensitivity=Fraction(1, 3))
+    assert "sensitivity=0.333333" in repr(acc)

@@ -202,3 +202,69 @@ def test_bad_arguments():
         PLD.from_gaussian(sigma=1.0).compose("x")
     with pytest.raises(ValueError, match="eps"):
         PLD.from_gaussian(sigma=1.0).get_delta_for_epsilon(-1.0)
+
+
+# -- argument checks (tests/test_public_api_fuzz.py) ---------------------------------------------------
+
+def test_a_huge_self_composition_is_refused_at_once_with_its_limit():
+    import time
+    from ppk import pld as pld_module
+    pld = ppk.PrivacyLossDistribution.from_gaussian(sigma=3.0, value_discretization_interval=1e-2)
+    t = time.perf_counter()
+    with pytest.raises(ValueError, match=r"num_times = 4611686018427387904 .*MAX_SELF_COMPOSE_WORK"):
+        pld.self_compose(np.int64(2**62))
+    assert time.perf_counter() - t < 5
+    assert pld_module.MAX_SELF_COMPOSE_WORK >= 3e7
+    # a PLD that stays small composes any number of times
+    lo, hi = ppk.PrivacyLossDistribution.from_pmfs([1.0], [1.0]).self_compose(2**62).delta_bracket(1.0)
+    assert lo == 0 and hi <= 1
+
+
+def test_dp_accounting_signatures_name_their_own_parameters():
+    PLD = ppk.PrivacyLossDistribution
+    with pytest.raises(ValueError, match=r"\bstandard_deviation\b"):
+        PLD.from_gaussian_mechanism(standard_deviation=-1.0)
+    with pytest.raises(ValueError, match=r"\bstandard_deviation\b"):
+        PLD.from_gaussian_mechanism(standard_deviation=5e-324)
+    with pytest.raises(ValueError, match=r"\bparameter\b"):
+        PLD.from_laplace_mechanism(parameter=0.0)
+    # sampling_prob < 1: a refused value (ValueError), still a NotImplementedError
+    with pytest.raises(ValueError, match="sampling_prob"):
+        PLD.from_laplace_mechanism(parameter=1.0, sampling_prob=0.5)
+    with pytest.raises(TypeError, match=r"\blog_probability_mass_function_upper\b"):
+        PLD.from_two_probability_mass_functions({0: 0.0}, [0.0])
+    with pytest.raises(ValueError, match=r"\blog_probability_mass_function_lower\b"):
+        PLD.from_two_probability_mass_functions({}, {0: 0.0})
+    with pytest.raises(ValueError, match=r"log_probability_mass_function_upper\[1\]"):
+        PLD.from_two_probability_mass_functions({0: 0.0}, {1: math.nan})
+    # valid mappings give the from_pmfs answer
+    a = PLD.from_two_probability_mass_functions({0: math.log(0.5), 1: math.log(0.5)},
+                                                {0: math.log(0.7), 1: math.log(0.3)})
+    b = PLD.from_pmfs([0.7, 0.3], [0.5, 0.5], tolerance=1e-6)
+    assert a.delta_bracket(0.1) == b.delta_bracket(0.1)
+
+
+def test_a_subnormal_interval_fits_the_grid_instead_of_overflowing():
+    PLD = ppk.PrivacyLossDistribution
+    for pld in (PLD.from_gaussian(sigma=3.0, value_discretization_interval=5e-324, max_buckets=1 << 12),
+                PLD.from_laplace(scale=2.0, value_discretization_interval=5e-324, max_buckets=1 << 12),
+                PLD.from_pmfs([0.7, 0.3], [0.5, 0.5], value_discretization_interval=5e-324)):
+        lo, hi = pld.delta_bracket(0.1)
+        assert 0 <= lo <= hi <= 1 and pld.value_discretization_interval > 0
+
+
+def test_flags_choices_and_keys_are_checked_by_name():
+    PLD = ppk.PrivacyLossDistribution
+    base = dict(interval=0.1, offset=-1, mass_upper=[0.2, 0.3, 0.5], mass_lower=[0.5, 0.3, 0.2])
+    with pytest.raises(TypeError, match=r"\bpessimistic_estimate\b"):
+        PLD(**base, pessimistic_estimate=np.array([1.0, 2.0]))
+    with pytest.raises(TypeError, match=r"\bcomposition\b"):
+        PLD(**base, composition=np.array([]))
+    with pytest.raises(ValueError, match=r"shared_noise_key\[2\]"):
+        PLD(**base, shared_noise_key=(10, 0, math.nan))
+    assert PLD(**base, shared_noise_key=(10, 0, 0.5))._shared_noise_key == (10, 0, 0.5)
+    pld = PLD(**base)
+    with pytest.raises(TypeError, match=r"\bother\b"):
+        pld.compose(0.5)
+    with pytest.raises(TypeError, match=r"\bcomposition\b"):
+        pld.with_composition(np.array([1.0, 2.0]))

@@ -16,7 +16,8 @@ from typing import Any, overload
 import numpy.typing as npt
 
 from ._typing import FloatArray
-from ._validate import integer, real
+from . import _convolution
+from ._validate import choice, flag, integer, real, text
 from .counting import CountingQuery
 from .pld import PrivacyLossDistribution
 
@@ -49,8 +50,8 @@ class Accountant:
                  progress: bool = False):
         self.value_discretization_interval = real("value_discretization_interval", value_discretization_interval,
                                                   minimum=0.0, min_inclusive=False)
-        self.composition = composition
-        self.progress = bool(progress)
+        self.composition = choice("composition", composition, _convolution.METHODS)
+        self.progress = flag("progress", progress)
         self._plan: list[tuple[str, PrivacyLossDistribution, int]] = []
         self._databases: dict[tuple[int, int, float], str] = {}
         self._composed: PrivacyLossDistribution | None = None
@@ -66,10 +67,17 @@ class Accountant:
         unknown rows with it, so the two are not independent: refused, with what to use instead.
         """
         times = integer("times", times, minimum=1)
+        if name is not None:
+            name = text("name", name)
         dx = self.value_discretization_interval
         if isinstance(release, CountingQuery):
             key = (release.n, release.known, release.p)
-            if key in self._databases or times > 1:
+            if times > 1 and key not in self._databases:
+                raise ValueError(
+                    f"times must be 1 for a CountingQuery, got {times}: the {times} releases of {release!r} share "
+                    "its unknown rows, so natural noise is not fresh and composing them as independent would "
+                    "under-report delta. Use CountingQuery.repeat(k) for k releases of one count.")
+            if key in self._databases:
                 raise ValueError(
                     f"{release!r} shares its unknown rows with {self._databases.get(key, 'itself')}: natural noise "
                     "is not fresh, so composing the releases as independent would under-report delta. Use "
@@ -101,6 +109,7 @@ class Accountant:
         error bounds double with each squaring until the bracket is [0, 1]).
         """
         sigma = real("sigma", sigma, minimum=0.0, min_inclusive=False)
+        sensitivity = real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
         times = integer("times", times, minimum=1)
         # two ulps down cover the roundings of the square root and the quotient: a sigma no larger than
         # the exact one can only raise delta (never under-report it)
@@ -112,6 +121,8 @@ class Accountant:
 
     def add_laplace(self, *, scale: float, sensitivity: float = 1.0, times: int = 1) -> "Accountant":
         """Add ``times`` runs of the Laplace mechanism."""
+        scale = real("scale", scale, minimum=0.0, min_inclusive=False)
+        sensitivity = real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
         pld = PrivacyLossDistribution.from_laplace(scale=scale, sensitivity=sensitivity,
                                                    value_discretization_interval=self.value_discretization_interval)
         return self.add(pld, times=times, name=f"Laplace(scale={scale:g}, sensitivity={sensitivity:g})")

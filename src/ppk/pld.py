@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import copy
 import math
+import numbers
 from typing import TYPE_CHECKING, Any, Callable, Mapping, overload
 
 import numpy as np
@@ -58,7 +59,7 @@ import numpy.typing as npt
 from . import _convolution, _kernels
 from ._logmath import log1mexp
 from ._search import smallest_feasible
-from ._validate import integer, real, real_array
+from ._validate import choice, flag, instance, integer, real, real_array, sequence
 
 if TYPE_CHECKING:
     from .counting import CountingQuery
@@ -72,6 +73,10 @@ _MASS_RTOL = 1e-12     # relative rounding allowance of bucket masses, added to 
 #: Most buckets a builder creates (16M: 256 MiB per mass vector in long double); checked before allocating.
 MAX_BUILD_BUCKETS = 1 << 24
 
+
+#: Most vector entries :meth:`PrivacyLossDistribution.self_compose` convolves in all (the sum of the
+#: lengths of the operands): about 10 s on one core (3-4 million a second at a million buckets).
+MAX_SELF_COMPOSE_WORK = 35_000_000
 
 #: Fewest buckets ``max_buckets`` may ask for.  Merging pairs (Delta doubles) shrinks a vector only
 #: while it is longer than this: a loss range spanning 0 ends as buckets 0..1 and the dominating pair's
@@ -101,11 +106,18 @@ def _fitting_interval(dx: float, span: float, extra: int, max_buckets: int, what
         raise ValueError(f"{what}: its privacy loss range is beyond the float range (the two laws are "
                          "disjoint to double precision, delta = 1 at every eps of interest)")
     room = max(1, max_buckets - extra)   # a tiny max_buckets: the constructor merges the rest
-    j = 0 if span <= dx * room else max(0, math.ceil(math.log2(span / (dx * room))) - 1)
+
+    def scaled(j: int) -> float:          # dx 2^j, inf past the float range (2.0**j raises there)
+        try:
+            return math.ldexp(dx, j)
+        except OverflowError:
+            return math.inf
+    # the logs separately: span / (dx room) overflows at a subnormal dx (5e-324)
+    j = 0 if span <= dx * room else max(0, math.ceil(math.log2(span) - math.log2(dx) - math.log2(room)) - 1)
     # log2 rounds: settle the last step or two by checking (bounded: at most a few passes)
-    while span / (dx * 2.0**j) > room:
+    while span / scaled(j) > room:
         j += 1
-    out = dx * 2.0**j
+    out = scaled(j)
     if not math.isfinite(out):
         raise ValueError(f"{what}: its loss range {span:.3g} fits no grid of at most max_buckets = {max_buckets} "
                          "buckets within the float range")
@@ -299,13 +311,14 @@ class PrivacyLossDistribution:
 
         buckets = _Masses(offset, p, q, width, probability("overflow_mass_upper", overflow_mass_upper),
                           probability("overflow_mass_lower", overflow_mass_lower))
-        if composition not in _convolution.METHODS:
-            raise ValueError(f"composition must be one of {_convolution.METHODS}, got {composition!r}")
+        composition = choice("composition", composition, _convolution.METHODS)
+        pessimistic_estimate = flag("pessimistic_estimate", pessimistic_estimate)
+        shared_noise_key = _check_noise_key(shared_noise_key)
         self._install(buckets=buckets,
                       atoms=_atoms if _atoms is not None else _atoms_of(buckets, self.value_discretization_interval),
                       infinity_mass_upper=probability("infinity_mass_upper", infinity_mass_upper),
                       infinity_mass_lower=probability("infinity_mass_lower", infinity_mass_lower),
-                      pessimistic_estimate=bool(pessimistic_estimate),
+                      pessimistic_estimate=pessimistic_estimate,
                       max_buckets=max_buckets,
                       composition=composition,
                       log_mass_truncation_bound=real("log_mass_truncation_bound", log_mass_truncation_bound,
@@ -339,8 +352,7 @@ class PrivacyLossDistribution:
 
     def with_composition(self, composition: str) -> "PrivacyLossDistribution":
         """The same PLD composing by ``composition`` (``"auto"``, ``"exact"`` or ``"fft"``); shares the masses."""
-        if composition not in _convolution.METHODS:
-            raise ValueError(f"composition must be one of {_convolution.METHODS}, got {composition!r}")
+        composition = choice("composition", composition, _convolution.METHODS)
         out = copy.copy(self)
         out.composition = composition
         return out
@@ -395,6 +407,7 @@ class PrivacyLossDistribution:
         The discretisation error of the reported bound is at most the P-mass of the one bucket
         that straddles eps (per order); :meth:`delta_bracket` gives both ends.
         """
+        pessimistic_estimate = flag("pessimistic_estimate", pessimistic_estimate)
         p, q = (cls._check_pmf(name, v, tolerance) for name, v in (("pmf_upper", pmf_upper),
                                                                    ("pmf_lower", pmf_lower)))
         if p.shape != q.shape:
@@ -455,10 +468,18 @@ class PrivacyLossDistribution:
         Bucket masses are exact normal-CDF differences; mass beyond the loss range where the
         tails fall below ``exp(log_mass_truncation_bound)`` goes to the overflow (infinity) bucket.
         """
-        sigma = real("sigma", sigma, minimum=0.0, min_inclusive=False)
+        return cls._gaussian(sigma, sensitivity, value_discretization_interval, log_mass_truncation_bound,
+                             pessimistic_estimate, max_buckets, "sigma")
+
+    @classmethod
+    def _gaussian(cls, sigma, sensitivity, value_discretization_interval, log_mass_truncation_bound,
+                  pessimistic_estimate, max_buckets, sigma_name: str) -> PrivacyLossDistribution:
+        """from_gaussian, its messages naming sigma ``sigma_name`` (dp_accounting's ``standard_deviation``)."""
+        sigma = real(sigma_name, sigma, minimum=0.0, min_inclusive=False)
         s = real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
         dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
         bound = real("log_mass_truncation_bound", log_mass_truncation_bound, maximum=-1.0)
+        pessimistic_estimate = flag("pessimistic_estimate", pessimistic_estimate)
         max_buckets = _check_max_buckets(max_buckets)
         ratio = s / sigma
         mu = 0.5 * ratio * ratio
@@ -467,7 +488,7 @@ class PrivacyLossDistribution:
                        pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
         sd = math.sqrt(2 * mu) if math.isfinite(mu) else math.inf
         z = math.sqrt(-2 * bound) + 2
-        dx = _fitting_interval(dx, 2 * (mu + z * sd), 3, max_buckets, f"sensitivity/sigma = {ratio:.3g}")
+        dx = _fitting_interval(dx, 2 * (mu + z * sd), 3, max_buckets, f"sensitivity/{sigma_name} = {ratio:.3g}")
         k_lo, k_hi = math.floor((-mu - z * sd) / dx), math.ceil((mu + z * sd) / dx)
         edges = np.arange(k_lo, k_hi + 1) * dx
         zp, zq = (edges - mu) / sd, (edges + mu) / sd
@@ -479,12 +500,20 @@ class PrivacyLossDistribution:
     def from_laplace(cls, *, scale: float, sensitivity: float = 1.0, value_discretization_interval: float = 1e-4,
                      pessimistic_estimate: bool = True, max_buckets: int = 1 << 20) -> PrivacyLossDistribution:
         """Laplace mechanism Lap(0, b) vs Lap(sensitivity, b): L in [-s/b, s/b], atoms at both ends."""
-        b = real("scale", scale, minimum=0.0, min_inclusive=False)
+        return cls._laplace(scale, sensitivity, value_discretization_interval, pessimistic_estimate, max_buckets,
+                            "scale")
+
+    @classmethod
+    def _laplace(cls, scale, sensitivity, value_discretization_interval, pessimistic_estimate, max_buckets,
+                 scale_name: str) -> PrivacyLossDistribution:
+        """from_laplace, its messages naming the scale ``scale_name`` (dp_accounting's ``parameter``)."""
+        b = real(scale_name, scale, minimum=0.0, min_inclusive=False)
         s = real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
         dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
+        pessimistic_estimate = flag("pessimistic_estimate", pessimistic_estimate)
         max_buckets = _check_max_buckets(max_buckets)
         e0 = s / b
-        dx = _fitting_interval(dx, 2 * e0, 4, max_buckets, f"sensitivity/scale = {e0:.3g}")
+        dx = _fitting_interval(dx, 2 * e0, 4, max_buckets, f"sensitivity/{scale_name} = {e0:.3g}")
         k_top = max(1, math.ceil(e0 / dx - _SLACK))
         edges = np.arange(-k_top, k_top + 1) * dx
         # continuous part: o in (0, s), L = (s - 2o)/b decreasing; L <= e  <=>  o >= (s - b e)/2
@@ -521,6 +550,7 @@ class PrivacyLossDistribution:
             raise TypeError(f"query must be a ppk.CountingQuery, got {type(query).__name__}")
         dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
         bound = real("log_mass_truncation_bound", log_mass_truncation_bound, maximum=-1.0)
+        pessimistic_estimate = flag("pessimistic_estimate", pessimistic_estimate)
         max_buckets = _check_max_buckets(max_buckets)
         N, p, sigma = query.n_unknown, query.p, query.sigma
         key = (query.n, query.known, query.p)
@@ -545,8 +575,10 @@ class PrivacyLossDistribution:
                 if max(la[0], lb[0]) < bound:
                     return k
                 k *= 2
-            raise ValueError(f"the loss range of {query!r} needs more than {MAX_BUILD_BUCKETS} buckets: use a "
-                             "larger value_discretization_interval")
+            raise ValueError(f"the loss range of {query!r} down to tails of exp(log_mass_truncation_bound = "
+                             f"{bound:.6g}) needs more than {MAX_BUILD_BUCKETS} buckets of value_discretization_"
+                             f"interval = {dx:.6g}: use a larger value_discretization_interval or a larger "
+                             "log_mass_truncation_bound")
         # p = 1/2: X -> N - X maps the law to itself, so the mirror pair is the pair (the kernel answers
         # both calls alike): the mirror's tails at e are the forward ones at e, P(L <= -e) = Q(L > e) and
         # Q(L <= -e) = P(L > e)
@@ -588,10 +620,9 @@ class PrivacyLossDistribution:
         pair.  Subsampling (``sampling_prob < 1``) is not supported yet.
         """
         _no_subsampling(sampling_prob)
-        return cls.from_gaussian(sigma=standard_deviation, sensitivity=sensitivity,
-                                 value_discretization_interval=value_discretization_interval,
-                                 log_mass_truncation_bound=log_mass_truncation_bound,
-                                 pessimistic_estimate=pessimistic_estimate)
+        flag("use_connect_dots", use_connect_dots)
+        return cls._gaussian(standard_deviation, sensitivity, value_discretization_interval,
+                             log_mass_truncation_bound, pessimistic_estimate, 1 << 20, "standard_deviation")
 
     @classmethod
     def from_laplace_mechanism(cls, parameter: float, sensitivity: float = 1.0, pessimistic_estimate: bool = True,
@@ -599,9 +630,9 @@ class PrivacyLossDistribution:
                                use_connect_dots: bool = True) -> PrivacyLossDistribution:
         """:meth:`from_laplace` under dp_accounting's signature (``parameter`` is the Laplace scale)."""
         _no_subsampling(sampling_prob)
-        return cls.from_laplace(scale=parameter, sensitivity=sensitivity,
-                                value_discretization_interval=value_discretization_interval,
-                                pessimistic_estimate=pessimistic_estimate)
+        flag("use_connect_dots", use_connect_dots)
+        return cls._laplace(parameter, sensitivity, value_discretization_interval, pessimistic_estimate, 1 << 20,
+                            "parameter")
 
     @classmethod
     def from_two_probability_mass_functions(cls, log_probability_mass_function_lower: Mapping[Any, float],
@@ -612,9 +643,11 @@ class PrivacyLossDistribution:
                                             symmetric: bool = True) -> PrivacyLossDistribution:
         """:meth:`from_pmfs` under dp_accounting's signature: two mappings outcome -> log probability,
         ``upper`` the law P with the challenge row, ``lower`` the law Q without it."""
-        keys = list(dict.fromkeys([*log_probability_mass_function_upper, *log_probability_mass_function_lower]))
-        p = np.exp([float(log_probability_mass_function_upper.get(x, -math.inf)) for x in keys])
-        q = np.exp([float(log_probability_mass_function_lower.get(x, -math.inf)) for x in keys])
+        upper = _log_pmf("log_probability_mass_function_upper", log_probability_mass_function_upper)
+        lower = _log_pmf("log_probability_mass_function_lower", log_probability_mass_function_lower)
+        keys = list(dict.fromkeys([*upper, *lower]))
+        p = np.exp([upper.get(x, -math.inf) for x in keys])
+        q = np.exp([lower.get(x, -math.inf) for x in keys])
         return cls.from_pmfs(p, q, value_discretization_interval=value_discretization_interval,
                              pessimistic_estimate=pessimistic_estimate, tolerance=1e-6)
 
@@ -832,8 +865,8 @@ class PrivacyLossDistribution:
                  truncate: bool) -> "PrivacyLossDistribution":
         """compose(); ``truncate=False`` keeps the mass below the noise (for a result that is only read:
         cutting it saves time in later compositions but adds its bound to the upper end)."""
-        if not isinstance(other, PrivacyLossDistribution):
-            raise TypeError(f"can only compose with a PrivacyLossDistribution, got {type(other).__name__}")
+        instance("other", other, PrivacyLossDistribution, "a PrivacyLossDistribution")
+        independent = _check_independent(independent)
         key = self._shared_noise_key
         if key is not None and key == other._shared_noise_key and not independent:
             raise ValueError(
@@ -866,12 +899,32 @@ class PrivacyLossDistribution:
         return out
 
     def self_compose(self, num_times: int, *, independent: bool | None = None) -> "PrivacyLossDistribution":
-        """``num_times``-fold composition with itself (binary powering: O(log k) convolutions)."""
+        """``num_times``-fold composition with itself (binary powering: O(log k) convolutions).
+
+        The work is bounded: when the convolutions still to do would take more than
+        ``MAX_SELF_COMPOSE_WORK`` vector entries in all (about 10 s), ``ValueError`` says so before
+        doing them (2^62 compositions of a PLD of a million buckets: 62 squarings of a million, a minute).
+        """
         k = integer("num_times", num_times, minimum=1)
+        independent = _check_independent(independent)
         result: PrivacyLossDistribution | None = None
         base = self
+        work = 0
         while True:
+            # the convolutions left (a squaring per higher bit, a product per set bit), each about as long
+            # as the base's vectors are now: refuse before the work goes past the limit
+            size = base._buckets.p.size + base._atoms.p.size
+            steps = (k.bit_length() - 1) + bin(k).count("1")
+            projected = work + 2 * size * steps
+            if projected > MAX_SELF_COMPOSE_WORK:
+                raise ValueError(
+                    f"num_times = {num_times} needs about {steps} more compositions of privacy "
+                    f"loss vectors of about {size:,} entries ({projected:.3g} entries in all, more than "
+                    f"MAX_SELF_COMPOSE_WORK = {MAX_SELF_COMPOSE_WORK:.0e}, about 10 s): use a smaller "
+                    "num_times, or fewer buckets (a larger value_discretization_interval or a smaller max_buckets)")
             if k & 1:
+                if result is not None:
+                    work += size + result._buckets.p.size + result._atoms.p.size
                 result = base if result is None else result._compose(base, independent=independent,
                                                                       truncate=k >> 1 != 0)
             k >>= 1
@@ -879,6 +932,7 @@ class PrivacyLossDistribution:
                 assert result is not None   # k >= 1 has a set bit
                 return result
             # the last square is the result itself when no lower bit remains: keep its small masses
+            work += 2 * (base._buckets.p.size + base._atoms.p.size)
             base = base._compose(base, independent=independent, truncate=not (k == 1 and result is None))
 
     # ------------------------------------------------------------------ coarsening
@@ -912,10 +966,53 @@ def _noise_term(count, e, err_a: float, err_b: float):
     return np.where(count > 0, term, LD(0))
 
 
+class _UnsupportedSamplingError(ValueError, NotImplementedError):
+    """sampling_prob < 1: a value ppk's PLDs do not take (yet).  A ValueError like any refused value,
+    and a NotImplementedError as it was first raised."""
+
+
 def _no_subsampling(sampling_prob: float) -> None:
-    if real("sampling_prob", sampling_prob, minimum=0.0, maximum=1.0) != 1.0:
-        raise NotImplementedError("sampling_prob < 1 (Poisson subsampling) is not supported by ppk's PLDs yet; "
-                                  "use dp_accounting for subsampled mechanisms")
+    value = real("sampling_prob", sampling_prob, minimum=0.0, maximum=1.0)
+    if value != 1.0:
+        raise _UnsupportedSamplingError(
+            f"sampling_prob must be 1: sampling_prob < 1 (Poisson subsampling) is not supported by ppk's PLDs yet, "
+            f"got {value:.6g}; use dp_accounting for subsampled mechanisms")
+
+
+def _check_independent(independent: object) -> bool | None:
+    return None if independent is None else flag("independent", independent)
+
+
+def _check_noise_key(key: object) -> tuple[int, int, float] | None:
+    """None, or the (n, known, p) of the database whose unknown rows a natural-noise PLD's releases share."""
+    if key is None:
+        return None
+    n, known, p = sequence("shared_noise_key", key, lambda name, v: v, min_length=3, max_length=3)
+    return (integer("shared_noise_key[0]", n, minimum=0), integer("shared_noise_key[1]", known, minimum=0),
+            real("shared_noise_key[2]", p, minimum=0.0, maximum=1.0))
+
+
+def _log_pmf(name: str, value: object) -> dict[Any, float]:
+    """A mapping outcome -> log probability (each <= 0, -inf for 0) whose probabilities sum to 1 within 1e-6."""
+    instance(name, value, Mapping, "a mapping outcome -> log probability (a dict)")
+    out: dict[Any, float] = {}
+    for key, v in value.items():   # type: ignore[attr-defined]
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, numbers.Real):
+            raise TypeError(f"{name}[{key!r}] must be a log probability (a real number <= 0), got "
+                            f"{type(v).__name__}")
+        try:
+            x = float(v)
+        except OverflowError:
+            raise ValueError(f"{name}[{key!r}] must be a log probability <= 0, got a number beyond the float "
+                             "range") from None
+        if math.isnan(x) or x > 1e-6:   # a log probability, up to the rounding the sum's tolerance takes
+            raise ValueError(f"{name}[{key!r}] must be a log probability in [-inf, 0], got {x!r}")
+        out[key] = x
+    total = math.fsum(math.exp(x) for x in out.values())
+    if abs(total - 1.0) > 1e-6:
+        raise ValueError(f"{name} must hold log probabilities whose probabilities sum to 1 within 1e-06, "
+                         f"sums to {total!r}")
+    return out
 
 
 def _union(a, b):
