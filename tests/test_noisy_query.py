@@ -72,7 +72,7 @@ def test_exact_shifts():
     assert q.log_delta(EPS) == pytest.approx(float(mp.log(ref)), abs=1e-9)
     both = ppk.NoisyQuery(natural=law, added=add, sensitivity=2)
     assert both.log_delta(EPS) >= q.log_delta(EPS)
-    with pytest.raises(ValueError, match="shifts entry must be >= 1"):
+    with pytest.raises(ValueError, match=r"shifts\[0\] must be >= 1"):
         ppk.NoisyQuery(natural=law, added=add, shifts=(0, 2))
 
 
@@ -583,3 +583,73 @@ def test_discrete_laplace_delta_vanishes_exactly_from_s_over_t():
         q = ppk.NoisyQuery(natural=natural, added=noise.DiscreteLaplace(3.0))
         assert q.log_delta_upper(0.34) == -math.inf
         assert -50 < q.log_delta_upper(1 / 3) < -30
+
+
+@pytest.mark.parametrize("law", [noise.Gaussian(2.0), noise.Laplace(2.0), noise.DiscreteGaussian(2.0),
+                                 noise.DiscreteLaplace(2.0), noise.NoNoise()], ids=repr)
+def test_the_added_laws_check_x_and_depth_and_take_the_ends_of_the_line(law):
+    for method in (law.log_density, law.log_sf, law.log_cdf):
+        for x in (math.nan, np.array([0.0, math.nan])):
+            with pytest.raises(ValueError, match=r"\bx\b"):
+                method(x)
+        for x in ("1", None, 1j, [1j], {}, True, np.array([True])):
+            with pytest.raises(TypeError, match=r"\bx\b"):
+                method(x)
+        with pytest.raises(ValueError, match=r"\bx\b"):
+            method(10**400)
+        assert method([1, 2]).shape == (2,)                 # a list, as an array
+        assert np.asarray(method(np.array([], dtype=float))).shape == (0,)
+    # the ends of the line: sf and cdf exactly 0 or 1 in logs, no warning, no NaN (int64 held neither)
+    with np.errstate(over="raise", invalid="raise"):
+        assert law.log_sf(math.inf) == -math.inf and law.log_sf(-math.inf) == 0.0
+        assert law.log_cdf(math.inf) == 0.0 and law.log_cdf(-math.inf) == -math.inf
+        far = law.log_density(np.array([1e300, -math.inf]))
+        assert far[0] < -1e299 and far[1] == -math.inf
+        assert law.log_sf(1e300) < -1e299 and law.log_cdf(-1e300) < -1e299
+    for depth in (math.nan, math.inf, -1.0, 10**400):
+        with pytest.raises(ValueError, match=r"\bdepth\b"):
+            law.reach(depth)
+    with pytest.raises(TypeError, match=r"\bdepth\b"):
+        law.reach("1")
+
+
+def test_a_huge_reach_is_refused_and_with_scale_names_scale():
+    with pytest.raises(ValueError, match=r"\bdepth\b.*finite"):
+        noise.Laplace(1e300).reach(1e10)
+    with pytest.raises(ValueError, match=r"^scale must be <= 20000"):
+        noise.DiscreteGaussian(2.0).with_scale(1e5)
+    with pytest.raises(ValueError, match=r"^scale must be > 0"):
+        noise.Gaussian(2.0).with_scale(0.0)
+    assert noise.Gaussian(2.0).with_scale(3.0).sigma == 3.0
+
+
+@pytest.mark.parametrize("law", [noise.Binomial(20, 0.3), noise.PoissonBinomial(groups=[(4, 0.2), (5, 0.7)]),
+                                 noise.BetaBinomial(20, 2.0, 3.0), noise.BinomialMixture(20, [0.5, 0.5], [0.2, 0.8]),
+                                 noise.RowSum(ROW, 5), noise.Pmf(np.log(BIMODAL))], ids=repr)
+def test_the_natural_laws_check_depth(law):
+    for depth in (math.nan, -math.inf, -1.0, 10**400):
+        with pytest.raises(ValueError, match=r"\bdepth\b"):
+            law.window(depth)
+    for depth in (None, "1", [1.0], np.array([1.0, 2.0])):
+        with pytest.raises(TypeError, match=r"\bdepth\b"):
+            law.window(depth)
+    assert law.window(0.0).size >= 1 and law.window(1e300).size >= law.window(64.0).size
+
+
+def test_list_parameters_are_named_whole():
+    with pytest.raises(TypeError, match=r"\bgroups\b"):
+        noise.PoissonBinomial(groups=0.5)
+    with pytest.raises(ValueError, match=r"groups\[1\] must be a pair"):
+        noise.PoissonBinomial(groups=[(3, 0.2), 5])
+    assert noise.PoissonBinomial(groups=np.array([[3, 0.2], [4, 0.5]])).groups == ((3, 0.2), (4, 0.5))
+    for kw in (dict(weights=10**400), dict(ps={})):
+        with pytest.raises((TypeError, ValueError), match=rf"\b{next(iter(kw))}\b"):
+            noise.BinomialMixture(9, **{**dict(weights=[0.5, 0.5], ps=[0.1, 0.9]), **kw})
+    with pytest.raises(TypeError, match=r"\bprobs\b"):
+        noise.PoissonBinomial(probs=1j)
+    with pytest.raises(TypeError, match=r"\brow_pmf\b"):
+        noise.RowSum(object(), 3)
+    with pytest.raises(TypeError, match=r"\blog_pmf\b"):
+        noise.Pmf({})
+    with pytest.raises(TypeError, match=r"\bshifts\b"):
+        ppk.NoisyQuery(natural=noise.Binomial(9, 0.3), added=noise.Laplace(2.0), shifts=2)

@@ -23,13 +23,14 @@ from __future__ import annotations
 
 import heapq
 import math
+import numbers
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 import numpy as np
 import numpy.typing as npt
 from . import _kernels
-from ._validate import integer, real
+from ._validate import _show, integer, real, real_array, sequence
 
 __all__ = ["Binomial", "PoissonBinomial", "BetaBinomial", "BinomialMixture", "RowSum", "Pmf",
            "Gaussian", "Laplace", "DiscreteGaussian", "DiscreteLaplace", "NoNoise", "Window",
@@ -98,6 +99,7 @@ class NaturalNoise:
         return False
 
     def window(self, depth: float) -> Window:
+        """The pmf on a window holding every value within ``e^-depth`` of the mode's (``depth`` >= 0)."""
         raise NotImplementedError
 
 
@@ -274,6 +276,45 @@ def _probability(name: str, value: object) -> float:
     return real(name, value, minimum=0.0, maximum=1.0)
 
 
+def _depth(value: object) -> float:
+    """A window's or a reach's ``depth`` (e-folds below the peak): finite and >= 0."""
+    return real("depth", value, minimum=0.0)
+
+
+def _numbers(name: str, value: object) -> np.ndarray:
+    """``value`` (a real number, a list or an array of them) as an array: float arrays keep their dtype
+    (long double stays long double), integer ones become float64.  Infinities and NaN pass: the caller
+    says which it takes."""
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be a real number or an array of them, got a bool ({value!r})")
+    if isinstance(value, numbers.Real) and not isinstance(value, (np.ndarray, np.generic)):
+        try:        # a Python int or a Fraction beyond the doubles
+            value = float(value)
+        except OverflowError:
+            raise ValueError(f"{name} must be real numbers within the float range, got {_show(value)}") from None
+    try:
+        arr = np.asarray(value)
+    except (OverflowError, ValueError, TypeError):
+        raise ValueError(f"{name} must be real numbers within the float range, got {_show(value)}") from None
+    if arr.dtype == object:
+        raise TypeError(f"{name} must be real numbers within the float range, got {_show(value)}")
+    if arr.dtype.kind not in "iuf":
+        raise TypeError(f"{name} must be real (float or int), got {type(value).__name__} ({_show(value)}) of "
+                        f"dtype {arr.dtype}")
+    return arr.astype(np.float64) if arr.dtype.kind in "iu" else arr
+
+
+def _points(value: object):
+    """The points ``x`` of an added law's log density, log sf or log cdf: real numbers (a scalar stays a
+    scalar, an array keeps a float dtype), +-inf taken, NaN refused."""
+    arr = _numbers("x", value)
+    if np.any(np.isnan(arr)):
+        raise ValueError(f"x must not be NaN, got {_show(value)}")
+    if arr.ndim == 0 and not isinstance(value, np.ndarray):
+        return arr[()] if isinstance(value, np.generic) else float(arr)
+    return arr
+
+
 # -------------------------------------------------------------------------------------------------
 # natural-noise laws
 
@@ -294,10 +335,20 @@ class Binomial(NaturalNoise):
         return self.n == 0 or self.p in (0.0, 1.0)
 
     def window(self, depth: float) -> Window:
+        depth = _depth(depth)
         if self.n == 0 or self.p in (0.0, 1.0):
             return Window(self.n if self.p == 1.0 else 0, np.zeros(1, dtype=LD), -math.inf, True)
         mode = min(self.n, int(math.floor((self.n + 1) * self.p)))
         return _log_concave_window(lambda k: _kernels.binom_logpmf(self.n, self.p, k), 0, self.n, mode, depth)
+
+
+def _group(name: str, group: Any) -> tuple[int, float]:
+    """One (count, p) pair of PoissonBinomial's ``groups``; ``name`` is ``groups[i]``."""
+    try:
+        count, p = group
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a pair (count, p), got {_show(group)}") from None
+    return integer(f"{name} count", count, minimum=0, maximum=10**12), _probability(f"{name} p", p)
 
 
 class PoissonBinomial(NaturalNoise):
@@ -316,23 +367,16 @@ class PoissonBinomial(NaturalNoise):
             raise ValueError("give exactly one of probs (a probability a row) and groups ([(count, p), ...])")
         merged: dict[float, int] = {}
         if probs is not None:
-            arr = np.asarray(probs, dtype=float).ravel()
+            arr, _ = real_array("probs", probs, minimum=0.0, maximum=1.0)
             if arr.size == 0:
                 raise ValueError("probs must hold at least one probability")
-            if not np.all((arr >= 0) & (arr <= 1)):
-                bad = arr[~((arr >= 0) & (arr <= 1))][0]
-                raise ValueError(f"probs must lie in [0, 1], got {bad!r}")
             values, counts = np.unique(arr, return_counts=True)
             merged = {float(v): int(c) for v, c in zip(values, counts)}
         else:
             assert groups is not None
-            for i, group in enumerate(groups):
-                try:
-                    count, p = group
-                except (TypeError, ValueError):
-                    raise ValueError(f"groups[{i}] must be a pair (count, p), got {group!r}") from None
-                count = integer(f"groups[{i}] count", count, minimum=0, maximum=10**12)
-                p = _probability(f"groups[{i}] p", p)
+            if isinstance(groups, np.ndarray) and groups.ndim == 2:   # rows (count, p)
+                groups = list(groups)
+            for count, p in sequence("groups", groups, _group):
                 merged[p] = merged.get(p, 0) + count
             if not merged:
                 raise ValueError("groups must hold at least one (count, p) pair")
@@ -348,6 +392,7 @@ class PoissonBinomial(NaturalNoise):
         return sum(c for c, _ in self.groups)
 
     def window(self, depth: float) -> Window:
+        depth = _depth(depth)
         shift = sum(c for c, p in self.groups if p == 1.0)
         random = [(c, p) for c, p in self.groups if 0.0 < p < 1.0]
         if not random:
@@ -378,6 +423,7 @@ class BetaBinomial(NaturalNoise):
         return f"BetaBinomial(n={self.n}, a={self.a!r}, b={self.b!r})"
 
     def window(self, depth: float) -> Window:
+        depth = _depth(depth)
         log_w = self._log_pmf()
         keep = np.nonzero(log_w >= log_w.max() - LD(depth))[0]
         lo, hi = int(keep[0]), int(keep[-1]) + 1
@@ -403,16 +449,12 @@ class BinomialMixture(NaturalNoise):
 
     def __init__(self, n: int, weights: Sequence[float], ps: Sequence[float]):
         self.n = integer("n", n, minimum=0, maximum=10**12)
-        w = np.asarray(weights, dtype=float).ravel()
-        q = np.asarray(ps, dtype=float).ravel()
+        w, _ = real_array("weights", weights, minimum=0.0)
+        q, _ = real_array("ps", ps, minimum=0.0, maximum=1.0)
         if w.size == 0 or w.size != q.size:
             raise ValueError(f"weights and ps must be non-empty and of the same length, got {w.size} and {q.size}")
-        if not np.all(np.isfinite(w) & (w >= 0)):
-            raise ValueError("weights must be finite and >= 0")
         if abs(w.sum() - 1) > PMF_TOLERANCE:
             raise ValueError(f"weights must sum to 1 (within {PMF_TOLERANCE:g}), got {w.sum()!r}")
-        if not np.all((q >= 0) & (q <= 1)):
-            raise ValueError("ps must lie in [0, 1]")
         keep = w > 0
         self.weights, self.ps = tuple(float(x) for x in w[keep]), tuple(float(x) for x in q[keep])
         self.log_concave = len(set(self.ps)) == 1
@@ -421,6 +463,7 @@ class BinomialMixture(NaturalNoise):
         return f"BinomialMixture(n={self.n}, weights={list(self.weights)!r}, ps={list(self.ps)!r})"
 
     def window(self, depth: float) -> Window:
+        depth = _depth(depth)
         part_depth = depth + math.log(len(self.ps)) + 5
         parts = [Binomial(self.n, p).window(part_depth) for p in self.ps]
         lo = min(w.offset for w in parts)
@@ -444,8 +487,8 @@ class RowSum(NaturalNoise):
     """
 
     def __init__(self, row_pmf: npt.ArrayLike, count: int):
-        pmf = np.asarray(row_pmf, dtype=float).ravel()
-        if pmf.size == 0 or not np.all(np.isfinite(pmf) & (pmf >= 0)):
+        pmf, _ = real_array("row_pmf", row_pmf, minimum=0.0)
+        if pmf.size == 0:
             raise ValueError("row_pmf must be a non-empty array of probabilities >= 0")
         if abs(pmf.sum() - 1) > PMF_TOLERANCE:
             raise ValueError(f"row_pmf must sum to 1 (within {PMF_TOLERANCE:g}), got {pmf.sum()!r}")
@@ -486,6 +529,7 @@ class RowSum(NaturalNoise):
             base *= 2
 
     def window(self, depth: float) -> Window:
+        depth = _depth(depth)
         if self.count == 0:
             return Window(0, np.zeros(1, dtype=LD), -math.inf, True)
         if self._whole is not None:   # the whole support, already: every depth's window is this one
@@ -532,7 +576,8 @@ class Pmf(NaturalNoise):
     """Any pmf on consecutive integers: ``P(X = offset + i) = exp(log_pmf[i])`` (must sum to 1)."""
 
     def __init__(self, log_pmf: npt.ArrayLike, offset: int = 0):
-        lw = np.asarray(log_pmf, dtype=LD).ravel()
+        # long double kept (no real_array: it rounds to double, and refuses -inf, the log of a 0)
+        lw = np.asarray(_numbers("log_pmf", log_pmf), dtype=LD).ravel()
         if lw.size == 0 or np.any(np.isnan(lw)) or np.any(lw > 0) or np.any(lw == np.inf):
             raise ValueError("log_pmf must be a non-empty array of log-probabilities (<= 0, no NaN)")
         _check_size(lw.size, "log_pmf")
@@ -548,6 +593,7 @@ class Pmf(NaturalNoise):
         return f"Pmf(<{self.log_pmf.size} values>, offset={self.offset})"
 
     def window(self, depth: float) -> Window:
+        depth = _depth(depth)
         return Window(self.offset, self.log_pmf, -math.inf, self.log_concave)
 
 
@@ -555,25 +601,48 @@ class Pmf(NaturalNoise):
 # added-noise laws
 
 class AddedNoise:
-    """Base of the added-noise laws.  ``lattice``: integer-valued (outputs stay integers)."""
+    """Base of the added-noise laws.  ``lattice``: integer-valued (outputs stay integers).
+
+    The public ``log_density``, ``log_sf``, ``log_cdf`` and ``reach`` check their argument (``x``: real
+    numbers, +-inf taken, NaN refused; ``depth``: finite, >= 0) and call ``_log_density``, ``_log_sf``,
+    ``_log_cdf`` and ``_reach``, which a law implements and ``ppk.noisy_query`` calls directly (on
+    values it formed itself: no checks in its inner loops).
+    """
 
     lattice: bool = False
     scale: float = 0.0
 
     def log_density(self, x: Floats) -> Floats:
         """log pdf (continuous) or log pmf (lattice, at integers) at ``x``."""
-        raise NotImplementedError
+        return self._log_density(_points(x))
 
     def log_sf(self, x: Floats) -> Floats:
         """``log P(Z > x)``."""
-        raise NotImplementedError
+        return self._log_sf(_points(x))
 
     def log_cdf(self, x: Floats) -> Floats:
         """``log P(Z <= x)`` (every law here is symmetric)."""
-        return self.log_sf(-x - 1) if self.lattice else self.log_sf(-x)
+        return self._log_cdf(_points(x))
+
+    def _log_density(self, x: Floats) -> Floats:
+        raise NotImplementedError
+
+    def _log_sf(self, x: Floats) -> Floats:
+        raise NotImplementedError
+
+    def _log_cdf(self, x: Floats) -> Floats:
+        return self._log_sf(-x - 1) if self.lattice else self._log_sf(-x)
 
     def reach(self, depth: float) -> float:
-        """``|z|`` beyond which the density is below ``e^-depth`` of its peak."""
+        """``|z|`` beyond which the density is below ``e^-depth`` of its peak (``depth`` >= 0)."""
+        depth = _depth(depth)
+        out = self._reach(depth)
+        if not math.isfinite(out):
+            raise ValueError(f"depth must be small enough that the reach, {self!r}'s |z| at depth e-folds below "
+                             f"its peak, is a finite float, got {depth!r}")
+        return out
+
+    def _reach(self, depth: float) -> float:
         raise NotImplementedError
 
     def with_scale(self, scale: float) -> AddedNoise:
@@ -589,13 +658,13 @@ class NoNoise(AddedNoise):
     def __repr__(self) -> str:
         return "NoNoise()"
 
-    def log_density(self, x: Floats) -> Floats:
+    def _log_density(self, x: Floats) -> Floats:
         return np.where(x == 0, 0.0, -np.inf)
 
-    def log_sf(self, x: Floats) -> Floats:
+    def _log_sf(self, x: Floats) -> Floats:
         return np.where(x < 0, 0.0, -np.inf)
 
-    def reach(self, depth: float) -> float:
+    def _reach(self, depth: float) -> float:
         return 0.0
 
     def with_scale(self, scale: float) -> AddedNoise:
@@ -608,24 +677,30 @@ class Gaussian(AddedNoise):
     def __init__(self, sigma: float):
         # any sigma > 0: the counting kernel is exact at every scale; NoisyQuery refuses sigma < MIN_SCALE
         # on the paths that sum in double precision
-        self.sigma = self.scale = real("sigma", sigma, minimum=0.0, min_inclusive=False)
+        self.sigma = self.scale = self._sigma("sigma", sigma)
+
+    @staticmethod
+    def _sigma(name: str, value: object) -> float:
+        return real(name, value, minimum=0.0, min_inclusive=False)
 
     def __repr__(self) -> str:
         return f"Gaussian(sigma={self.sigma!r})"
 
-    def log_density(self, x: Floats) -> Floats:
-        z = x / self.sigma
-        return -0.5 * z * z - math.log(self.sigma * math.sqrt(2 * math.pi))
+    def _log_density(self, x: Floats) -> Floats:
+        with np.errstate(over="ignore"):     # far out (x ~ 1e300): the density is 0, its log -inf
+            z = x / self.sigma
+            return -0.5 * z * z - math.log(self.sigma * math.sqrt(2 * math.pi))
 
-    def log_sf(self, x: Floats) -> Floats:
-        z = np.asarray(x / self.sigma, dtype=float)
+    def _log_sf(self, x: Floats) -> Floats:
+        with np.errstate(over="ignore"):
+            z = np.asarray(x / self.sigma, dtype=float)
         return _kernels.norm_logsf(z.ravel()).reshape(z.shape)
 
-    def reach(self, depth: float) -> float:
+    def _reach(self, depth: float) -> float:
         return self.sigma * math.sqrt(2 * depth)
 
     def with_scale(self, scale: float) -> AddedNoise:
-        return Gaussian(scale)
+        return Gaussian(self._sigma("scale", scale))
 
 
 class Laplace(AddedNoise):
@@ -637,15 +712,16 @@ class Laplace(AddedNoise):
     def __repr__(self) -> str:
         return f"Laplace(scale={self.scale!r})"
 
-    def log_density(self, x: Floats) -> Floats:
-        return -np.abs(x) / self.scale - math.log(2 * self.scale)
-
-    def log_sf(self, x: Floats) -> Floats:
-        t = x / self.scale
+    def _log_density(self, x: Floats) -> Floats:
         with np.errstate(over="ignore"):
+            return -np.abs(x) / self.scale - math.log(2 * self.scale)
+
+    def _log_sf(self, x: Floats) -> Floats:
+        with np.errstate(over="ignore"):
+            t = x / self.scale
             return np.where(t >= 0, -math.log(2) - t, np.log1p(-0.5 * np.exp(np.minimum(t, 0))))
 
-    def reach(self, depth: float) -> float:
+    def _reach(self, depth: float) -> float:
         return self.scale * depth
 
     def with_scale(self, scale: float) -> AddedNoise:
@@ -666,10 +742,7 @@ class DiscreteGaussian(AddedNoise):
     TABLE_DEPTH = 1500.0
 
     def __init__(self, sigma: float):
-        self.sigma = self.scale = _scale("sigma", sigma)
-        if self.sigma > self.SIGMA_MAX:
-            raise ValueError(f"sigma must be <= {self.SIGMA_MAX:g} for the discrete Gaussian (its tail table "
-                             f"grows with sigma; use Gaussian for wider noise), got {self.sigma!r}")
+        self.sigma = self.scale = self._sigma("sigma", sigma)
         s = self.sigma
         if s >= 1:   # Poisson summation: sum_z e^{-z^2/2s^2} = s sqrt(2 pi) (1 + 2 sum_m e^{-2 pi^2 s^2 m^2})
             m = np.arange(1, 4, dtype=LD)
@@ -680,32 +753,43 @@ class DiscreteGaussian(AddedNoise):
             self._log_norm = float(np.log1p(2 * np.exp(-0.5 * (z / LD(s)) ** 2).sum()))
         self._sf_cache: dict[int, npt.NDArray[np.float64]] = {}
 
+    @classmethod
+    def _sigma(cls, name: str, value: object) -> float:
+        out = _scale(name, value)
+        if out > cls.SIGMA_MAX:
+            raise ValueError(f"{name} must be <= {cls.SIGMA_MAX:g} for the discrete Gaussian (its tail table "
+                             f"grows with sigma; use Gaussian for wider noise), got {out!r}")
+        return out
+
     def __repr__(self) -> str:
         return f"DiscreteGaussian(sigma={self.sigma!r})"
 
-    def log_density(self, x: Floats) -> Floats:
-        z = x / self.sigma          # (x / sigma)^2, not x^2 / sigma^2: sigma^2 underflows for tiny sigma
-        return -0.5 * z * z - self._log_norm
+    def _log_density(self, x: Floats) -> Floats:
+        with np.errstate(over="ignore"):     # far out (x ~ 1e300): the pmf is 0, its log -inf
+            z = x / self.sigma          # (x / sigma)^2, not x^2 / sigma^2: sigma^2 underflows for tiny sigma
+            return -0.5 * z * z - self._log_norm
 
-    def log_sf(self, x: Floats) -> Floats:
+    def _log_sf(self, x: Floats) -> Floats:
         # P(Z > x) = sum_{z > x} pmf(z): a table of the upper tail (log space, summed from the far end
         # inwards so that every partial sum is formed from smaller terms), symmetric for x < 0.
-        xi = np.asarray(x).astype(np.int64)
+        # The lattice points (x truncated towards 0) in float: int64 holds neither +-inf nor 1e300.
+        xt = np.trunc(np.asarray(x, dtype=float))
         table = self._tail_table()
         top = table.size - 1
-        out = np.empty(xi.shape)
-        pos = xi >= 0
-        idx = np.minimum(xi[pos], top)
+        out = np.empty(xt.shape)
+        pos = xt >= 0
+        idx = np.minimum(xt[pos], top).astype(np.int64)
         out[pos] = table[idx]
-        far = xi[pos] >= top
+        far = xt[pos] >= top
         if np.any(far):   # beyond the table: the Gaussian tail bound sum_{z > x} <= pmf(x+1) / (1 - ratio)
-            xf = xi[pos][far].astype(float) + 1
+            xf = xt[pos][far] + 1
             out_pos = out[pos]
-            out_pos[far] = self.log_density(xf) - np.log(-np.expm1(-(2 * xf + 1) / (2 * self.sigma) / self.sigma))
+            with np.errstate(over="ignore"):
+                out_pos[far] = self._log_density(xf) - np.log(-np.expm1(-(2 * xf + 1) / (2 * self.sigma) / self.sigma))
             out[pos] = out_pos
         neg = ~pos
         if np.any(neg):   # P(Z > x) = 1 - P(Z <= x) = 1 - P(Z > -x - 1), x < 0
-            mirror = np.minimum(-xi[neg] - 1, top)
+            mirror = np.minimum(-xt[neg] - 1, top).astype(np.int64)
             out[neg] = np.log1p(-np.exp(table[mirror]))
         return out
 
@@ -719,11 +803,11 @@ class DiscreteGaussian(AddedNoise):
             self._sf_cache[0] = np.asarray(rev[1:zmax + 2], dtype=float)
         return self._sf_cache[0]
 
-    def reach(self, depth: float) -> float:
+    def _reach(self, depth: float) -> float:
         return self.sigma * math.sqrt(2 * depth) + 1
 
     def with_scale(self, scale: float) -> AddedNoise:
-        return DiscreteGaussian(scale)
+        return DiscreteGaussian(self._sigma("scale", scale))
 
 
 class DiscreteLaplace(AddedNoise):
@@ -738,20 +822,22 @@ class DiscreteLaplace(AddedNoise):
     def __repr__(self) -> str:
         return f"DiscreteLaplace(scale={self.scale!r})"
 
-    def log_density(self, x: Floats) -> Floats:
-        return -np.abs(x) / self.scale + self._log_c
+    def _log_density(self, x: Floats) -> Floats:
+        with np.errstate(over="ignore"):
+            return -np.abs(x) / self.scale + self._log_c
 
-    def log_sf(self, x: Floats) -> Floats:
+    def _log_sf(self, x: Floats) -> Floats:
         # z > x >= 0: sum_{z >= x+1} c e^{-z/t} = e^{-(x+1)/t} / (1 + e^{-1/t});  x < 0: 1 - P(Z > -x - 1)
         t = self.scale
         xi = np.asarray(x, dtype=float)
         log_den = np.log1p(np.exp(-1 / t))
-        upper = -(np.abs(xi) + 1) / t - log_den                          # log P(Z > |x|) (and the mirror)
-        mirror = -np.abs(xi) / t - log_den                               # log P(Z > -x - 1) for x < 0
+        with np.errstate(over="ignore"):
+            upper = -(np.abs(xi) + 1) / t - log_den                      # log P(Z > |x|) (and the mirror)
+            mirror = -np.abs(xi) / t - log_den                           # log P(Z > -x - 1) for x < 0
         with np.errstate(divide="ignore"):
             return np.where(xi >= 0, upper, np.log1p(-np.exp(mirror)))
 
-    def reach(self, depth: float) -> float:
+    def _reach(self, depth: float) -> float:
         return self.scale * depth + 1
 
     def with_scale(self, scale: float) -> AddedNoise:

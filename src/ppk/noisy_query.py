@@ -62,7 +62,7 @@ from ._logmath import log1mexp
 from ._search import log_target, smallest_feasible_near, smallest_feasible_scale
 from .baselines import analytic_gaussian_epsilon, analytic_gaussian_sigma
 from ._typing import FloatArray
-from ._validate import integer, real, real_array
+from ._validate import integer, real, real_array, sequence
 from .noise import (ADDED_BY_NAME, LD, MIN_SCALE, AddedNoise, Binomial, DiscreteGaussian, DiscreteLaplace, Gaussian,
                     Laplace, NaturalNoise, NoNoise, Window, _Linear)
 
@@ -154,7 +154,7 @@ def _dg_log_sf(noise: DiscreteGaussian, x: np.ndarray) -> np.ndarray:
     most the J-th over 1 - its ratio to the next, added -- is below e^-40 of the sum (J is about
     40 sigma^2 / m: 0.8 sigma near the table's end, 40 far beyond it).  Against 40-digit sums: within
     1e-13 in log (of logs -1500 and below) for sigma = 3 ... 2e4."""
-    out = np.array(noise.log_sf(x), dtype=float)
+    out = np.array(noise._log_sf(x), dtype=float)
     xi = np.asarray(x).astype(np.int64)      # (as log_sf: the lattice points)
     top = noise._tail_table().size - 1
     far = xi >= top - int(math.ceil(45.0 * noise.sigma * noise.sigma / (top + 2)))
@@ -173,7 +173,7 @@ def _dg_log_sf(noise: DiscreteGaussian, x: np.ndarray) -> np.ndarray:
         total = np.exp(-(2.0 * m * j + j * j) / s2).sum(axis=1)
         m1 = m[:, 0]
         rest = np.exp(-(2.0 * m1 * J + J * J) / s2) / -np.expm1(-(2.0 * m1 + 2.0 * J + 1.0) / s2)
-        vals[i:i + rows] = noise.log_density(m1) + np.log(total + rest)
+        vals[i:i + rows] = noise._log_density(m1) + np.log(total + rest)
         i += rows
     out[far] = vals[inv.ravel()]
     return out
@@ -208,13 +208,13 @@ class _Engine:
         self.k_lo, self.k_hi = (float(self.k[support[0]]), float(self.k[support[-1]])) if support.size else (0.0, 0.0)
         # the density at a point takes only the terms within the noise's reach when they dominate:
         # every other term is below e^floor (w_k <= 1 times the density beyond the reach)
-        self.reach = noise.reach(depth + 30)
+        self.reach = noise._reach(depth + 30)
         self.floor_depth = depth + 30
-        self.floor = float(noise.log_density(np.zeros(1))[0]) - self.floor_depth
-        self.floor_sf = float(noise.log_sf(np.array([self.reach]))[0])   # P(Z > reach) = P(Z < -reach)
+        self.floor = float(noise._log_density(np.zeros(1))[0]) - self.floor_depth
+        self.floor_sf = float(noise._log_sf(np.array([self.reach]))[0])   # P(Z > reach) = P(Z < -reach)
         # the tails' sums take the discrete Gaussian's tail exactly beyond its table (_dg_log_sf)
         self.log_sf: Callable[[np.ndarray], np.ndarray] = (
-            (lambda x: _dg_log_sf(noise, x)) if isinstance(noise, DiscreteGaussian) else noise.log_sf)
+            (lambda x: _dg_log_sf(noise, x)) if isinstance(noise, DiscreteGaussian) else noise._log_sf)
         # wide log-concave windows: every sum below has log-concave terms in k (w and the noise's
         # density and sf are log-concave), so it is summed around its peak only
         self.unimodal = w.log_concave and w.size > UNIMODAL_MIN
@@ -270,17 +270,17 @@ class _Engine:
         i0, i1 = self._slice(c, self.reach)
         if i1 <= i0:
             return math.nan
-        local = float(_lse(self.lw[i0:i1] + self.noise.log_density(c - self.k[i0:i1])))
+        local = float(_lse(self.lw[i0:i1] + self.noise._log_density(c - self.k[i0:i1])))
         if local - self.floor > 50:
             return local
         if local == -math.inf:
             return math.nan
         depth = (self.floor + self.floor_depth) - (local - 50)     # f(reach') = f(0) e^-depth = e^{local - 50}
-        reach = self.noise.reach(depth)
+        reach = self.noise._reach(depth)
         if not 2 * reach + 1 < self.k.size / 4:
             return math.nan
         i0, i1 = self._slice(c, reach)
-        return float(_lse(self.lw[i0:i1] + self.noise.log_density(c - self.k[i0:i1])))
+        return float(_lse(self.lw[i0:i1] + self.noise._log_density(c - self.k[i0:i1])))
 
     # -- the output densities
     def log_p(self, o: float, shift: int) -> float:
@@ -291,8 +291,8 @@ class _Engine:
             if not math.isnan(local):
                 return local
         if self.unimodal:
-            return self._unimodal_lse(lambda i: self.lw[i] + self.noise.log_density(c - self.k[i]))
-        return float(_lse(self.lw + self.noise.log_density(c - self.k)))
+            return self._unimodal_lse(lambda i: self.lw[i] + self.noise._log_density(c - self.k[i]))
+        return float(_lse(self.lw + self.noise._log_density(c - self.k)))
 
     def loss(self, o: float, d: int) -> tuple[float, float]:
         """(L(o), its rounding bound) for L = log p_d / p_0."""
@@ -336,10 +336,10 @@ class _Engine:
                     return total
                 if total == -math.inf or attempt:
                     break
-                reach = self.noise.reach(self.floor_depth + (floor_sf - (total - 50)) + 8)
+                reach = self.noise._reach(self.floor_depth + (floor_sf - (total - 50)) + 8)
                 if not 2 * reach + 1 < self.k.size / 4:
                     break
-                floor_sf = float(self.noise.log_sf(np.array([reach]))[0])
+                floor_sf = float(self.noise._log_sf(np.array([reach]))[0])
         return float(_lse(self.lw + self.log_sf(c - self.k)))
 
     def log_interval(self, lo: float, hi: float, shift: int) -> float:
@@ -348,10 +348,10 @@ class _Engine:
             return self.log_tail(lo, shift)
         x2 = hi - shift - self.k
         if lo == -math.inf:
-            return float(_lse(self.lw + self.noise.log_cdf(x2)))
+            return float(_lse(self.lw + self.noise._log_cdf(x2)))
         x1 = lo - shift - self.k
-        s1, s2 = self.noise.log_sf(x1), self.noise.log_sf(x2)
-        c1, c2 = self.noise.log_cdf(x1), self.noise.log_cdf(x2)
+        s1, s2 = self.noise._log_sf(x1), self.noise._log_sf(x2)
+        c1, c2 = self.noise._log_cdf(x1), self.noise._log_cdf(x2)
         with np.errstate(divide="ignore", invalid="ignore"):
             upper = s1 + log1mexp(s2 - s1)      # sf(x1) - sf(x2), upper tail
             lower = c2 + log1mexp(c1 - c2)      # cdf(x2) - cdf(x1), lower tail
@@ -397,13 +397,13 @@ class _Engine:
         o = self.mean + d / 2 + eps * var / d
         if span is not None and math.isfinite(o):
             o = min(max(o, span[0]), span[1])
-        elif not abs(o - self.mean) <= self.k[-1] - self.k[0] + noise.reach(DEPTH_START):
+        elif not abs(o - self.mean) <= self.k[-1] - self.k[0] + noise._reach(DEPTH_START):
             o = self.mean + d / 2      # far outside the window (tiny d / variance): start at the centre
         if lattice:
             o = math.floor(o)
         # beyond `limit` the loss exceeds eps (a law of _crossing_range) or should have (another law);
         # a few more doublings allow for the loss's rounding there (a Gaussian's loss grows linearly)
-        limit = span[1] if span is not None else o + noise.reach(DEPTH_MAX) + step + self.w.size + d
+        limit = span[1] if span is not None else o + noise._reach(DEPTH_MAX) + step + self.w.size + d
 
         def f(x: float) -> tuple[float, float]:
             val, err = self.loss(x, d)
@@ -542,7 +542,7 @@ class _Engine:
         def term(i: np.ndarray) -> np.ndarray:
             t0, t1 = x0 - shift - self.k[i], x1 - shift - self.k[i]
             near = np.where((t0 <= 0) & (t1 >= 0), 0.0, np.minimum(np.abs(t0), np.abs(t1)))
-            return self.lw[i] + self.noise.log_density(near)
+            return self.lw[i] + self.noise._log_density(near)
         if self.unimodal:    # log-concave in k: w is, and so is the sup of a log-concave f over a shifted interval
             return self._unimodal_lse(term)
         return float(_lse(term(np.arange(self.k.size))))
@@ -603,8 +603,8 @@ class _Engine:
         t0, t1 = x0 - cd, x1 - cd
         near = np.where((t0 <= 0) & (t1 >= 0), 0.0, np.minimum(np.abs(t0), np.abs(t1)))
         far = np.maximum(np.abs(x0 - c0), np.abs(x1 - c0))
-        lp = _lse(self.lw + self.noise.log_density(near))
-        lq = _lse(self.lw + self.noise.log_density(far))
+        lp = _lse(self.lw + self.noise._log_density(near))
+        lq = _lse(self.lw + self.noise._log_density(far))
         return _log_sub(float(lp), eps + float(lq))
 
     def _negative_region_slack(self, start: float, end: float, grid: np.ndarray, d: int, eps: float) -> list[float]:
@@ -651,7 +651,7 @@ class _Engine:
             # below cannot certify far from the window, where the density varies by e^{distance h /
             # sigma^2} across a cell: 5 bimodal points at sigma = 30, eps = 1 fell back to the caps.)
             changes = min(changes, 1)
-        reach = noise.reach(DEPTH_START + 10)
+        reach = noise._reach(DEPTH_START + 10)
         a, b = float(self.k[0]) - reach, float(self.k[-1]) + d + reach
         h = noise.scale / 4
         # every crossing lies in _crossing_range; a Gaussian's lies eps sigma^2 / d beyond the window,
@@ -795,8 +795,8 @@ class NoisyQuery(PrivacyCurve):
             self.sensitivity = integer("sensitivity", sensitivity, minimum=1, maximum=MAX_SENSITIVITY)
             self.shifts: tuple[int, ...] = tuple(range(1, self.sensitivity + 1))
         else:
-            self.shifts = tuple(sorted({integer("shifts entry", d, minimum=1, maximum=MAX_SENSITIVITY)
-                                        for d in shifts}))
+            self.shifts = tuple(sorted(set(sequence(
+                "shifts", shifts, lambda name, d: integer(name, d, minimum=1, maximum=MAX_SENSITIVITY)))))
             if not self.shifts:
                 raise ValueError("shifts must name at least one shift")
             self.sensitivity = self.shifts[-1]
@@ -856,14 +856,14 @@ class NoisyQuery(PrivacyCurve):
         if depth not in self._convolved:
             w = self._window(depth)
             noise = self.added
-            reach = int(math.ceil(noise.reach(depth + 10)))
+            reach = int(math.ceil(noise._reach(depth + 10)))
             if float(w.size) * (2 * reach + 1) > CONVOLUTION_BUDGET:
                 raise ValueError(f"the exact pmf of the natural plus the added noise needs {w.size:,} x {2 * reach + 1:,} "
                                  "multiply-adds, too many: use a smaller added-noise scale or a log-concave "
                                  "natural noise (then the threshold path needs no convolution)")
             z = np.arange(-reach, reach + 1).astype(LD)
-            zw = Window(-reach, np.asarray(noise.log_density(z), dtype=LD),
-                        math.log(2) + float(noise.log_sf(np.array([float(reach)]))[0]), True)
+            zw = Window(-reach, np.asarray(noise._log_density(z), dtype=LD),
+                        math.log(2) + float(noise._log_sf(np.array([float(reach)]))[0]), True)
             y = _Linear.of(w).convolve(_Linear.of(zw), depth + 10)
             self._convolved[depth] = y.window(False)
         return self._convolved[depth]
