@@ -920,7 +920,7 @@ class PrivacyLossDistribution:
                 raise ValueError(
                     f"num_times = {num_times} needs about {steps} more compositions of privacy "
                     f"loss vectors of about {size:,} entries ({projected:.3g} entries in all, more than "
-                    f"MAX_SELF_COMPOSE_WORK = {MAX_SELF_COMPOSE_WORK:.0e}, about 10 s): use a smaller "
+                    f"MAX_SELF_COMPOSE_WORK = {MAX_SELF_COMPOSE_WORK:.3g}, about 10 s): use a smaller "
                     "num_times, or fewer buckets (a larger value_discretization_interval or a smaller max_buckets)")
             if k & 1:
                 if result is not None:
