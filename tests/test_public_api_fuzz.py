@@ -35,9 +35,7 @@ import math
 import os
 import pkgutil
 import re
-import resource
 import shutil
-import signal
 import sys
 import tempfile
 import time
@@ -56,6 +54,8 @@ import ppk
 from ppk import noise
 from ppk._validate import real
 from ppk.baselines import NotDifferentiallyPrivateWarning
+
+from guards import Timeout, within
 
 # --- limits --------------------------------------------------------------------------------------
 
@@ -656,37 +656,9 @@ HANGS: set[tuple[str, str, str]] = set()
 
 # --- the probe ----------------------------------------------------------------------------------
 
-class _Timeout(Exception):
-    pass
-
-
-def _alarm(signum, frame):
-    raise _Timeout()
-
-
-def _address_space() -> int:
-    with open("/proc/self/status") as fh:
-        for line in fh:
-            if line.startswith("VmSize:"):
-                return int(line.split()[1]) * 1024
-    return 0
-
-
-@contextlib.contextmanager
 def _limits():
     """At most TIME_LIMIT seconds and MEMORY_LIMIT more bytes of address space for the block."""
-    old = signal.signal(signal.SIGALRM, _alarm)
-    soft, hard = resource.getrlimit(resource.RLIMIT_AS)
-    allowance = _address_space() + MEMORY_LIMIT
-    if hard == resource.RLIM_INFINITY or allowance < hard:
-        resource.setrlimit(resource.RLIMIT_AS, (allowance, hard))
-    signal.alarm(TIME_LIMIT)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
-        resource.setrlimit(resource.RLIMIT_AS, (soft, hard))
+    return within(TIME_LIMIT, memory=MEMORY_LIMIT)
 
 
 def _non_finite(x: Any, infinite_ok: bool, field: str = "", depth: int = 0) -> str | None:
@@ -741,7 +713,7 @@ def probe(name: str, param: str, value: Any, fn: Callable[..., Any] | None = Non
             for category in BENIGN_WARNINGS:
                 warnings.simplefilter("ignore", category)
             result = fn(**{**valid, param: value})
-    except _Timeout:
+    except Timeout:
         return f"{where}: no answer in {TIME_LIMIT} s"
     except (TypeError, ValueError) as exc:
         if not _names(str(exc), param):

@@ -2,9 +2,7 @@
 parameter, its value and the limit, or finishes with a finite, certified answer.  A ``signal.alarm``
 guard turns a regression (an endless loop, a quadratic blow-up) into a failure instead of a hang."""
 import math
-import signal
 import time
-from contextlib import contextmanager
 
 import numpy as np
 import pytest
@@ -15,25 +13,9 @@ from ppk.baselines import analytic_gaussian_delta
 from ppk.related import risk
 from ppk.related.risk import sensitivity as S
 
+from guards import within
+
 PLD = ppk.PrivacyLossDistribution
-
-
-class _Timeout(Exception):
-    pass
-
-
-@contextmanager
-def within(seconds: int):
-    """Fail (not hang) when the body runs longer than ``seconds``."""
-    def alarm(signum, frame):
-        raise _Timeout(f"still running after {seconds} s")
-    old = signal.signal(signal.SIGALRM, alarm)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
 
 
 # -- max_buckets too small to ever be met: the merging loop doubled Delta forever ----------------------

@@ -151,24 +151,30 @@ def _add_query_args(parser: argparse.ArgumentParser, *, sigma: bool) -> None:
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
 
 
+def _count_record(n: int, known: int, p: float, sigma: float, *, eps, delta_mechanism, text: str) -> dict:
+    """The record of a noisy count's curve or calibration; ``text`` may name the guarantee's ``{kind}``."""
+    attacker, standard = _count_attacker(n, known, p)
+    warnings = []
+    if sigma == 0:
+        warnings.append(exact_warning("the count would be", known))
+    if not standard:
+        warnings.append(_stated_warning(known, n, "--p"))
+    kind = "DP" if standard else "PPK-DP"
+    return make_record(attacker=attacker, guarantee=guarantee(kind=kind, eps=eps, delta_mechanism=delta_mechanism,
+                                                              text=text.replace("{kind}", kind)),
+                       noise=dict(law="none" if sigma == 0 else "gaussian", scale=sigma, scale_name="sigma",
+                                  unit="counts", per="value"), warnings=warnings)
+
+
 def _cmd_delta(args: argparse.Namespace) -> int:
     q = CountingQuery(n=args.n, known=args.known, p=args.p, sigma=args.sigma)
     eps = np.array(args.eps, dtype=float)
     log_d, log_u = q.log_delta(eps), q.log_delta_upper(eps)
     rows = [dict(eps=float(e), delta=math.exp(ld), log_delta=float(ld), delta_upper=_up(lu))
             for e, ld, lu in zip(eps, log_d, log_u)]
-    attacker, standard = _count_attacker(q.n, q.known, q.p)
-    warnings = []
-    if q.sigma == 0:
-        warnings.append(exact_warning("the count would be", q.known))
-    if not standard:
-        warnings.append(_stated_warning(q.known, q.n, "--p"))
-    kind = "DP" if standard else "PPK-DP"
-    record = make_record(attacker=attacker, guarantee=guarantee(
-        kind=kind, eps=[r["eps"] for r in rows], delta_mechanism=[r["delta_upper"] for r in rows],
-        text=f"the count plus N(0, sigma^2) is (eps, delta_upper)-{kind} at each eps of the curve"),
-        noise=dict(law="none" if q.sigma == 0 else "gaussian", scale=q.sigma, scale_name="sigma", unit="counts",
-                   per="value"), warnings=warnings)
+    record = _count_record(q.n, q.known, q.p, q.sigma, eps=[r["eps"] for r in rows],
+                           delta_mechanism=[r["delta_upper"] for r in rows],
+                           text="the count plus N(0, sigma^2) is (eps, delta_upper)-{kind} at each eps of the curve")
     if args.json:
         print(strict_json(dict(query=dict(n=q.n, known=q.known, p=q.p, sigma=q.sigma, beta=q.beta), curve=rows,
                                record=record)))
@@ -198,19 +204,9 @@ def _cmd_calibrate(args: argparse.Namespace) -> int:
     def gain(s: float) -> float:
         return math.inf if r.sigma == 0 else s / r.sigma
 
-    attacker, standard = _count_attacker(r.n, r.known, r.p)
-    warnings = []
-    if r.sigma == 0:
-        warnings.append(exact_warning("the count would be", r.known))
-    if not standard:
-        warnings.append(_stated_warning(r.known, r.n, "--p"))
-    kind = "DP" if standard else "PPK-DP"
-    record = make_record(attacker=attacker, guarantee=guarantee(
-        kind=kind, eps=r.eps, delta_mechanism=r.delta,
-        text=f"the count plus N(0, sigma^2) at the sigma found is (eps, delta)-{kind} (certified delta "
-             f"{r.delta_achieved:.6g} <= delta); a release by ppk adds the samplers' term"),
-        noise=dict(law="none" if r.sigma == 0 else "gaussian", scale=r.sigma, scale_name="sigma", unit="counts",
-                   per="value"), warnings=warnings)
+    record = _count_record(r.n, r.known, r.p, r.sigma, eps=r.eps, delta_mechanism=r.delta,
+                           text="the count plus N(0, sigma^2) at the sigma found is (eps, delta)-{kind} (certified "
+                                f"delta {r.delta_achieved:.6g} <= delta); a release by ppk adds the samplers' term")
     if args.json:
         out = dict(n=r.n, known=r.known, p=r.p, eps=r.eps, delta=r.delta, sigma=r.sigma, beta=r.beta,
                    zeta=r.zeta, delta_achieved=r.delta_achieved, evaluations=r.evaluations, reason=r.reason,
