@@ -834,9 +834,9 @@ def build_parser() -> argparse.ArgumentParser:
     sm = sub.add_parser("samplers", help="the noise samplers: whether their timing reveals the draw")
     smsub = sm.add_subparsers(dest="samplers_command", metavar="WHAT", required=True)
     st = smsub.add_parser("timing", help="time many draws and correlate the time with |draw| (docs/samplers.md)",
-                          description="Spearman's rank correlation between |draw| and the time the draw took, "
-                                      "on this machine, for the sampler a release uses (the statistic of Jin et al.'s "
-                                      "timing attack; rejection samplers showed 0.2-0.5).")
+                          description="Spearman's rank correlation between |draw| (and the signed draw) and the "
+                                      "time the draw took, on this machine, for the sampler a release uses (the "
+                                      "statistic of Jin et al.'s timing attack; rejection samplers showed 0.2-0.5).")
     st.add_argument("--noise", choices=["gaussian", "discrete_gaussian", "discrete_laplace"], default="gaussian",
                     help="the sampler, named as in `ppk release --noise` (default %(default)s)")
     st.add_argument("--scale", type=float, default=3.0, help="sigma or Laplace scale, in counts (default %(default)s)")
