@@ -200,8 +200,11 @@ class SweepInterrupted(KeyboardInterrupt):
 
 
 def _ignore_interrupts() -> None:
-    # worker processes: Ctrl-C reaches the whole process group, but only the parent decides what stops
+    # worker processes: Ctrl-C reaches the whole process group, but only the parent decides what stops;
+    # the parent's SIGTERM handler (ppk evaluate turns `kill` into Ctrl-C) is inherited by a fork, and a
+    # worker inside a kernel would only notice it at the kernel's next poll: terminate() must end it now
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)
 
 
 def _stop_workers(pool: ProcessPoolExecutor) -> None:
