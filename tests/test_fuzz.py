@@ -8,7 +8,6 @@ combinations of the four parameters of one curve.  Each call runs under the same
 from __future__ import annotations
 
 import re
-import signal
 import warnings
 
 import pytest
@@ -16,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ppk
-from test_public_api_fuzz import TIME_LIMIT, _alarm, _Timeout, probe
+from guards import Timeout, within
+from test_public_api_fuzz import TIME_LIMIT, probe
 
 
 @settings(max_examples=150, deadline=None)
@@ -66,22 +66,17 @@ def _set_flag(argv, flag, value):
 
 def _cli_finding(argv, flag, capsys) -> str | None:
     from ppk.cli import main
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.alarm(TIME_LIMIT)
     try:
-        with warnings.catch_warnings():
+        with within(TIME_LIMIT), warnings.catch_warnings():
             warnings.simplefilter("error")
             try:
                 rc = main(argv)
             except SystemExit as exc:      # argparse refusing a value
                 rc = exc.code
-    except _Timeout:
+    except Timeout:
         return f"ppk {' '.join(argv)}: no answer in {TIME_LIMIT} s"
     except Exception as exc:   # noqa: BLE001 -- a traceback would reach the user
         return f"ppk {' '.join(argv)}: traceback {type(exc).__name__}: {exc}"
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, old)
     out, err = capsys.readouterr()
     if rc == 0:
         if " nan" in out.lower() or "NaN" in out:
