@@ -1,8 +1,7 @@
-"""The package's layout: one gateway to the C++ core, lazy submodules, deprecated old paths."""
+"""The package's layout: one gateway to the C++ core, lazy submodules, no shims of old paths."""
 import importlib
 import pathlib
 import re
-import sys
 
 import pytest
 
@@ -10,8 +9,8 @@ import ppk
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 SRC = ROOT / "src" / "ppk"   # the source tree (the tests may run against an installed copy)
-MOVED = {"dp": "ppk.related.dp", "pk": "ppk.related.pk", "sp": "ppk.related.sp", "risk": "ppk.related.risk",
-         "sensitivity": "ppk.related.risk.sensitivity", "risk_figures": "ppk.related.risk.figures"}
+#: Where the related papers' modules lived before ppk.related (never released): no shim keeps them alive.
+OLD_PATHS = ("dp", "pk", "sp", "risk", "sensitivity", "risk_figures")
 
 
 def test_only_the_gateway_imports_the_core():
@@ -31,15 +30,13 @@ def test_submodules_load_on_attribute_access():
         ppk.related.no_such_paper   # noqa: B018
 
 
-@pytest.mark.parametrize("old, new", sorted(MOVED.items()))
-def test_old_paths_warn_and_are_the_new_modules(old, new):
-    sys.modules.pop(f"ppk.{old}", None)
-    if old in vars(ppk):
-        delattr(ppk, old)
-    with pytest.warns(DeprecationWarning, match=re.escape(new)) as record:
-        module = importlib.import_module(f"ppk.{old}")
-    assert module is importlib.import_module(new)
-    assert record[0].filename == __file__   # the warning points at the code that uses the old path
+@pytest.mark.parametrize("old", OLD_PATHS)
+def test_old_paths_are_gone(old):
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(f"ppk.{old}")
+    with pytest.raises(AttributeError):
+        getattr(ppk, old)
+    assert not (pathlib.Path(ppk.__file__).parent / f"{old}.py").exists()
 
 
 PUBLIC_MODULES = ["ppk", "ppk.baselines", "ppk.samplers", "ppk.pld", "ppk.counting", "ppk.algorithm1", "ppk.noise",

@@ -119,9 +119,7 @@ def public_callables() -> dict[str, Callable]:
     constants are not callables."""
     out: dict[str, Callable] = {}
     seen: set[int] = set()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", DeprecationWarning)   # the old homes of ppk.related.* warn once
-        modules = [importlib.import_module(m) for m in _public_modules()]
+    modules = [importlib.import_module(m) for m in _public_modules()]
     for module in modules:
         for name in _public_names(module):
             obj = getattr(module, name)
@@ -369,9 +367,8 @@ _add("ppk.baselines.analytic_gaussian_epsilon", _bl.analytic_gaussian_epsilon, s
      sensitivity=1.0, rtol=1e-12)
 _add("ppk.baselines.classic_gaussian_sigma", _bl.classic_gaussian_sigma, eps=0.5, delta=1e-6, sensitivity=1.0,
      allow_eps_ge_1=False)
-for _f in ("sufficient_gaussian_sigma", "optimal_gaussian_sigma"):
-    _add(f"ppk.baselines.{_f}", getattr(_bl, _f), eps=0.5, delta=1e-6, sensitivity=1.0, compositions=1,
-         variant="corrected")
+_add("ppk.baselines.sufficient_gaussian_sigma", _bl.sufficient_gaussian_sigma, eps=0.5, delta=1e-6, sensitivity=1.0,
+     compositions=1, variant="corrected")
 _add("ppk.baselines.laplace_scale", _bl.laplace_scale, eps=0.5, sensitivity=1.0)
 
 # ppk.samplers

@@ -38,8 +38,6 @@ __version__ = "0.1.0"
 #: Submodules loaded on first attribute access.
 _LAZY = ("baselines", "samplers", "noise", "related", "evaluation", "figures", "hypergeom", "pld", "counting",
          "algorithm1", "algorithm2")
-#: Old homes of the related papers' modules (deprecated, removed in 0.3): each import warns once.
-_MOVED = ("dp", "pk", "sp", "risk", "sensitivity", "risk_figures")
 
 __all__ = ["CountingQuery", "MAX_ROWS", "hypergeom_pmf", "alg1", "Alg1Result", "alg2", "Alg2Result",
            "release", "Release", "PrivateDraws", "InsecureRandomnessWarning", "PrivacyLossDistribution", "Accountant",
@@ -48,7 +46,7 @@ __all__ = ["CountingQuery", "MAX_ROWS", "hypergeom_pmf", "alg1", "Alg1Result", "
 
 
 def __getattr__(name: str) -> Any:
-    if name in _LAZY or name in _MOVED:
+    if name in _LAZY:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

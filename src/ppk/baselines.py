@@ -30,7 +30,7 @@ from ._typing import FloatArray
 
 __all__ = [
     "analytic_gaussian_delta", "analytic_gaussian_log_delta", "analytic_gaussian_sigma", "analytic_gaussian_epsilon",
-    "classic_gaussian_sigma", "sufficient_gaussian_sigma", "optimal_gaussian_sigma", "laplace_scale", "NotDifferentiallyPrivateWarning",
+    "classic_gaussian_sigma", "sufficient_gaussian_sigma", "laplace_scale", "NotDifferentiallyPrivateWarning",
 ]
 
 
@@ -109,14 +109,6 @@ def sufficient_gaussian_sigma(*, eps: float, delta: float, sensitivity: float = 
                           stacklevel=2)
         sigma = core / math.sqrt(2.0 * eps)
     return _finite_scale(sigma, "sigma", eps=eps, delta=delta, sensitivity=sensitivity, compositions=compositions)
-
-
-def optimal_gaussian_sigma(*, eps: float, delta: float, sensitivity: float = 1.0, compositions: int = 1, variant: str = "corrected") -> float:
-    """Deprecated name of :func:`sufficient_gaussian_sigma` (the bound is sufficient, never optimal)."""
-    warnings.warn("optimal_gaussian_sigma is deprecated: the bound is sufficient, not optimal; use "
-                  "sufficient_gaussian_sigma (removed in ppk 0.3)", DeprecationWarning, stacklevel=2)
-    return sufficient_gaussian_sigma(eps=eps, delta=delta, sensitivity=sensitivity, compositions=compositions,
-                                     variant=variant)
 
 
 @overload
