@@ -1,7 +1,6 @@
 """HistogramQuery and OverlappingCounts against independent truths (tests/histogram_oracle.py), exact
 reductions (the DP limit, k releases of one count, disjoint groups, two categories), properties of
 the bracket, calibration and bad input."""
-import importlib
 import math
 
 import numpy as np
@@ -14,7 +13,6 @@ import ppk
 from ppk.baselines import analytic_gaussian_delta, analytic_gaussian_sigma
 
 mp = pytest.importorskip("mpmath")
-release_module = importlib.import_module("ppk.release")   # ppk.release is the function
 
 
 # -- histograms: sigma = 0 is exact -----------------------------------------------------------
@@ -249,8 +247,8 @@ def test_histogram_bad_input_names_the_parameter(kwargs, match):
      ValueError, "counts must add up to at most MAX_HISTOGRAM_ROWS"),
     (lambda: ppk.release(count=10, n=100, known=10, eps=1.0, delta=1e-6, audit=np.array([1.0, 2.0])), TypeError,
      "audit must be True or False"),
-    (lambda: release_module.sampler_delta(eps=10**400, draws=1), ValueError, "eps must be finite"),
-    (lambda: release_module.sampler_delta(eps=1.0, draws=None), TypeError, "draws must be an integer"),
+    (lambda: ppk.samplers.sampler_delta(eps=10**400, draws=1), ValueError, "eps must be finite"),
+    (lambda: ppk.samplers.sampler_delta(eps=1.0, draws=None), TypeError, "draws must be an integer"),
 ])
 def test_histogram_and_release_helpers_name_the_bad_parameter(call, error, match):
     with pytest.raises(error, match=match):

@@ -6,7 +6,8 @@ The count estimate that Algorithm 2 publishes is ``count + Y`` with ``Y`` discre
 Laplace, and the released value is ``count + K`` with ``K = round(sigma Z)`` drawn in
 integer arithmetic (:func:`ppk.samplers.rounded_gaussian`: no float is involved, so its low
 bits are right for every sigma; the same work for every draw, at the price of a law within
-total variation 2**-190 of the stated one, which :func:`sampler_delta` books into delta).
+total variation 2**-190 of the stated one, which :func:`ppk.samplers.sampler_delta` books into
+delta; every record's ``guarantee`` adds it as ``delta_sampler``).
 Rounding is post-processing of the Gaussian mechanism, so the calibrated (eps, delta) holds
 for the rounded release.  Randomness comes from the operating system's CSPRNG unless a seed
 is given -- which warns and marks the result.  ``Release.public()`` carries the reviewer's
@@ -25,27 +26,13 @@ import numpy.typing as npt
 from ._random import as_source, warn_if_seeded
 from .algorithm2 import Alg2Result, PrivateDraws, _Added, _run, _validated
 from ._typing import RngLike
-from ._validate import flag, integer, real
-from .samplers import discrete_gaussian, discrete_laplace, rounded_gaussian
-from .samplers import sampler_delta as _samplers_delta
+from ._validate import flag
+from .samplers import discrete_gaussian, discrete_laplace, rounded_gaussian, sampler_delta
 
-__all__ = ["release", "Release", "make_record", "sampler_delta", "RECORD_FORMAT"]
+__all__ = ["release", "Release", "make_record", "RECORD_FORMAT"]
 
 #: The name and version of the record's layout (docs/release-security.md, "The record").
 RECORD_FORMAT = "ppk-record/1"
-
-
-def sampler_delta(eps: float, draws: int) -> float:
-    """THE place where the samplers' distance from their stated laws enters a reported delta.
-
-    Each draw of :mod:`ppk.samplers` is within total variation ``TV_BOUND`` of its stated law, which
-    turns an (eps, delta) guarantee into (eps, delta + (1 + e^eps) draws TV_BOUND) (docs/samplers.md):
-    :func:`ppk.samplers.sampler_delta`, for the total eps of the output (a larger eps only adds more).
-    Every record's ``guarantee`` books it as ``delta_sampler`` and adds it to ``delta``.
-    """
-    eps = real("eps", eps, minimum=0.0)
-    draws = integer("draws", draws, minimum=0)
-    return 0.0 if draws == 0 else min(float(_samplers_delta(eps, draws)), 1.0)
 
 
 def _round_up(x: Fraction) -> float:
@@ -158,7 +145,7 @@ def alg2_record(cal: Alg2Result, *, draws: int, created_utc: str | None = None, 
     standard = cal.branch in ("baseline", "fallback") or n - known - 1 == 0
     attacker = dict(rows=n, rows_known=known, rows_unknown=n - known - 1, belief=belief,
                     belief_source="none" if standard else "estimated_privately",
-                    text=(f"any attacker (standard DP: the noise is the DP baseline's, at (eps/2, delta), and the "
+                    text=("any attacker (standard DP: the noise is the DP baseline's, at (eps/2, delta), and the "
                           "count estimate is eps/2-DP)" if standard else
                           f"an attacker who knows {known} of the {n} rows exactly (their values and who they are), "
                           f"not the challenge row; the other {n - known - 1} rows are natural noise: {belief}"))
