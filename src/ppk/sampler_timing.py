@@ -10,6 +10,7 @@ the sign alone is invisible to the first).  ``ppk samplers timing`` prints both 
 """
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 
@@ -72,9 +73,8 @@ def _spearman(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
         return 0.0, 1.0
     rho = float(np.corrcoef(ra, rb)[0, 1])
     # under independence rho * sqrt(n - 1) is approximately standard normal
-    z = abs(rho) * np.sqrt(len(a) - 1)
-    from math import erfc, sqrt
-    return rho, erfc(z / sqrt(2))
+    z = abs(rho) * math.sqrt(len(a) - 1)
+    return rho, math.erfc(z / math.sqrt(2))
 
 
 def measure_timing(noise: str = "gaussian", *, scale: float = 3.0, draws: int = 2000,

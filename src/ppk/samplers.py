@@ -47,6 +47,7 @@ from functools import lru_cache
 from typing import Callable
 
 import mpmath
+import numpy as np
 
 from ._fixedpoint import fixed_exp, fixed_normal_cdf, working_precision
 from ._random import RandomSource, as_source
@@ -97,7 +98,7 @@ def _describe(value) -> str:
 
 def _rational(name: str, value, *, allow_zero: bool, bounded: bool = True) -> Fraction:
     """The exact rational a finite non-negative real parameter denotes (numpy scalars included)."""
-    if isinstance(value, bool) or type(value).__name__ == "bool_":
+    if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"{name} must be a real number, got {type(value).__name__} ({value!r})")
     if isinstance(value, Decimal) and value.is_finite() and value != 0 and not -1100 < value.adjusted() < 1100:
         # decided before the exact conversion, which would build a number of ~3.3 bits per digit of exponent
@@ -342,6 +343,10 @@ class _GaussianRejection:
     rounds: int
     proposal: _Geometric       # the discrete Laplace of scale t is the difference of two draws
     coin_bits: int
+    prec: int                  # of the coin's e^{-g}
+    gap_scale: int             # b^2 t and a^2, sigma = a/b: (|y| - sigma^2/t) b^2 t = |y| gap_scale - gap_shift
+    gap_shift: int
+    gap_denominator: int       # 2 a^2 b^2 t^2: g = ((|y| - sigma^2/t) b^2 t)^2 / gap_denominator
 
     @classmethod
     def of(cls, sigma: Fraction, tail_bits: int) -> _GaussianRejection:
@@ -349,15 +354,15 @@ class _GaussianRejection:
         rounds = _rejection_rounds(sigma, t, tail_bits)
         # per round: proposal <= 2**-inner_bits, coin <= 2 2**-inner_bits; rounds 4 2**-inner_bits <= 2**-tail_bits
         inner_bits = tail_bits + (rounds - 1).bit_length() + 2
-        return cls(sigma, t, rounds, _laplace(Fraction(t), inner_bits), inner_bits)
+        a, b = sigma.numerator, sigma.denominator
+        return cls(sigma, t, rounds, _laplace(Fraction(t), inner_bits), inner_bits, working_precision(inner_bits),
+                   b * b * t, a * a, 2 * a * a * b * b * t * t)
 
     def coin(self, y: int) -> int:
         """floor(2**coin_bits exp(-(|y| - sigma^2/t)^2 / (2 sigma^2))) up to one unit: accept y below it."""
-        prec = working_precision(self.coin_bits)
-        a, b = self.sigma.numerator, self.sigma.denominator
-        gap = abs(y) * b * b * self.t - a * a                 # (|y| - sigma^2/t) b^2 t
-        g = ((gap * gap) << prec) // (2 * a * a * b * b * self.t * self.t)
-        return fixed_exp(prec)(g) >> (prec - self.coin_bits)
+        gap = abs(y) * self.gap_scale - self.gap_shift
+        g = ((gap * gap) << self.prec) // self.gap_denominator
+        return fixed_exp(self.prec)(g) >> (self.prec - self.coin_bits)
 
     def draw(self, src: RandomSource) -> int:
         out = _OFFSET                               # a large integer whatever is added (see _Inversion.draw)
