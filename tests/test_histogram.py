@@ -304,10 +304,10 @@ def test_overlapping_truth_lies_in_the_bracket(atoms, p, sigmas, eps):
 def test_worst_atom_and_calibration():
     o = ppk.OverlappingCounts(atoms={(0,): 5000, (0, 1): 2000, (1,): 3000}, p=0.3, sigmas=[2.0, 3.0])
     assert o.worst_atom(0.1) == (0, 1)
-    cal = o.calibrate(eps=0.1, delta=1e-9, ratios=[1.0, 2.0])
-    assert cal.sigmas[1] == pytest.approx(2 * cal.sigmas[0])
-    assert cal.delta_achieved <= 1e-9 and cal.counts.delta_upper(0.1) <= 1e-9
-    tighter = o.with_sigmas([s * (1 - 1e-6) for s in cal.sigmas])
+    cal = ppk.calibrate(o.with_sigmas([1.0, 2.0]), eps=0.1, delta=1e-9)
+    assert cal.query.sigmas[1] == pytest.approx(2 * cal.query.sigmas[0]) and cal.scale == cal.query.sigmas[1]
+    assert cal.delta_achieved <= 1e-9 and cal.query.delta_upper(0.1) <= 1e-9
+    tighter = o.with_sigmas([s * (1 - 1e-6) for s in cal.query.sigmas])
     assert tighter.delta_upper(0.1) > 1e-9
 
 

@@ -166,24 +166,26 @@ def test_delta_is_non_increasing_in_the_scale():
 
 def test_calibrate_returns_a_certified_scale():
     nat = noise.PoissonBinomial(groups=[(3000, 0.02), (2000, 0.3)])
-    for added in ("gaussian", "discrete_gaussian", "laplace", "discrete_laplace"):
-        c = ppk.calibrate(natural=nat, added=added, eps=0.05, delta=1e-9)
+    for law in (noise.Gaussian, noise.DiscreteGaussian, noise.Laplace, noise.DiscreteLaplace):
+        c = ppk.calibrate(ppk.NoisyQuery(natural=nat, added=law(1.0)), eps=0.05, delta=1e-9)
         assert c.reason == "search" and c.scale > 0
         assert c.delta_achieved <= 1e-9
-        q = ppk.NoisyQuery(natural=nat, added=c.added)
-        assert q.delta_upper(0.05) <= 1e-9
-        assert ppk.NoisyQuery(natural=nat, added=c.added.with_scale(c.scale * (1 - 1e-6))).delta_upper(0.05) > 1e-9
+        q = ppk.NoisyQuery(natural=nat, added=c.query.added)
+        assert isinstance(q.added, law) and q.delta_upper(0.05) <= 1e-9
+        assert ppk.NoisyQuery(natural=nat, added=law(c.scale * (1 - 1e-6))).delta_upper(0.05) > 1e-9
 
 
 def test_calibrate_agrees_with_algorithm_1_for_the_binomial_count():
-    c = ppk.calibrate(natural=noise.Binomial(100_000, 0.5), added="gaussian", eps=0.02, delta=1e-6, rtol=1e-10)
+    c = ppk.calibrate(ppk.NoisyQuery(natural=noise.Binomial(100_000, 0.5), added=noise.Gaussian(1.0)), eps=0.02,
+                      delta=1e-6, rtol=1e-10)
     a = ppk.alg1(n=100_001, known=0, p=0.5, eps=0.02, delta=1e-6)
     assert c.scale == pytest.approx(a.sigma, rel=1e-8)
 
 
 def test_calibrate_knows_when_the_natural_noise_suffices():
-    c = ppk.calibrate(natural=noise.Binomial(100_000, 0.5), added="discrete_laplace", eps=1.0, delta=1e-6)
-    assert c.scale == 0.0 and c.reason == "natural noise alone suffices" and isinstance(c.added, noise.NoNoise)
+    c = ppk.calibrate(ppk.NoisyQuery(natural=noise.Binomial(100_000, 0.5), added=noise.DiscreteLaplace(1.0)), eps=1.0,
+                      delta=1e-6)
+    assert c.scale == 0.0 and c.reason == "natural noise alone suffices" and isinstance(c.query.added, noise.NoNoise)
 
 
 @pytest.mark.parametrize("make, name", [
@@ -204,8 +206,11 @@ def test_calibrate_knows_when_the_natural_noise_suffices():
     (lambda: ppk.NoisyQuery(natural=noise.Binomial(10, 0.5), added=noise.NoNoise(), sensitivity=0), "sensitivity"),
     (lambda: ppk.NoisyQuery(natural=noise.Binomial(10, 0.5), added="gaussian"), "added"),
     (lambda: ppk.NoisyQuery(natural=0.5, added=noise.NoNoise()), "natural"),
-    (lambda: ppk.calibrate(natural=noise.Binomial(10, 0.5), added="uniform", eps=1.0, delta=1e-6), "added"),
-    (lambda: ppk.calibrate(natural=noise.Binomial(10, 0.5), added="gaussian", eps=0.0, delta=1e-6), "eps"),
+    (lambda: ppk.calibrate("uniform", eps=1.0, delta=1e-6), "query"),
+    (lambda: ppk.calibrate(ppk.NoisyQuery(natural=noise.Binomial(10, 0.5), added=noise.NoNoise()), eps=1.0,
+                           delta=1e-6), "added"),
+    (lambda: ppk.calibrate(ppk.NoisyQuery(natural=noise.Binomial(10, 0.5), added=noise.Gaussian(1.0)), eps=0.0,
+                           delta=1e-6), "eps"),
 ])
 def test_bad_input_names_the_parameter(make, name):
     with pytest.raises((ValueError, TypeError), match=name):
@@ -285,7 +290,8 @@ def test_tiny_gaussian_noise_only_where_the_counting_kernel_resolves_it():
                                                  (3, 0, 0.3, 0.5, 0.49 * (1 - 1e-11))])
 def test_alg1_is_calibrate_on_the_binomial(n, known, p, eps, delta):
     r = ppk.alg1(n=n, known=known, p=p, eps=eps, delta=delta)
-    c = ppk.calibrate(natural=noise.Binomial(n - known - 1, p), added="gaussian", eps=eps, delta=delta, rtol=1e-10)
+    c = ppk.calibrate(ppk.NoisyQuery(natural=noise.Binomial(n - known - 1, p), added=noise.Gaussian(1.0)), eps=eps,
+                      delta=delta, rtol=1e-10)
     assert (r.sigma, r.sigma - r.zeta, r.reason, r.evaluations) == (c.scale, c.lower, c.reason, c.evaluations)
     # the bracket's ends: scale certified private; lower not (against the search's target, a few ulps
     # below log delta so that the bound also passes in floats: ppk._search.log_target)
@@ -297,16 +303,16 @@ def test_alg1_is_calibrate_on_the_binomial(n, known, p, eps, delta):
 @pytest.mark.parametrize("added", ["laplace", "discrete_gaussian", "discrete_laplace"])
 def test_calibrate_brackets_the_least_scale(added):
     natural = noise.BetaBinomial(2000, 3.0, 7.0)
-    c = ppk.calibrate(natural=natural, added=added, eps=0.2, delta=1e-6)
-    assert c.reason == ppk.noisy_query.REASON_SEARCH and 0 < c.lower < c.scale <= c.lower * (1 + 2e-8)
     law = noise.ADDED_BY_NAME[added]
+    c = ppk.calibrate(ppk.NoisyQuery(natural=natural, added=law(1.0)), eps=0.2, delta=1e-6)
+    assert c.reason == ppk.calibration.REASON_SEARCH and 0 < c.lower < c.scale <= c.lower * (1 + 2e-8)
     assert ppk.NoisyQuery(natural=natural, added=law(c.lower)).log_delta_upper(0.2) > log_target(1e-6)
     assert c.delta_achieved <= 1e-6
 
 
 def test_calibrate_without_natural_noise_says_so():
-    c = ppk.calibrate(natural=noise.Binomial(0, 0.5), added="gaussian", eps=0.5, delta=1e-6)
-    assert c.reason == ppk.noisy_query.REASON_NO_NATURAL
+    c = ppk.calibrate(ppk.NoisyQuery(natural=noise.Binomial(0, 0.5), added=noise.Gaussian(1.0)), eps=0.5, delta=1e-6)
+    assert c.reason == ppk.calibration.REASON_NO_NATURAL
     assert c.scale == pytest.approx(ppk.baselines.analytic_gaussian_sigma(eps=0.5, delta=1e-6), rel=1e-9)
 
 

@@ -24,7 +24,8 @@ from .algorithm2 import Alg2Result, PrivateDraws, alg2
 from .counting import MAX_ROWS, CountingQuery
 from .histogram import HistogramQuery, calibrate_histogram, release_histogram
 from .hypergeom import hypergeom_pmf
-from .noisy_query import Calibration, NoisyQuery, calibrate
+from .calibration import Calibration, calibrate
+from .noisy_query import NoisyQuery
 from .overlapping import ExposureWarning, OverlappingCounts
 from .plotting import plot_privacy_curve
 from .pld import PrivacyLossDistribution

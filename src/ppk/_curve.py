@@ -1,11 +1,16 @@
-"""The four views every privacy curve offers (log delta, delta, and their certified upper bounds).
+"""The privacy-curve protocol: the one door through which everything above the queries reaches them.
 
 A query class defines ``_curve(eps) -> (log_delta, log_delta_upper, scalar)`` -- the arrays shaped
-like ``eps``, ``scalar`` true when ``eps`` was a number -- and inherits the public methods from here.
+like ``eps``, ``scalar`` true when ``eps`` was a number -- and inherits the four public views from here
+(log delta, delta, and their certified upper ends).  For calibration (:func:`ppk.calibrate`) it also
+names the noise scale calibration moves (:attr:`PrivacyCurve.scale`, :meth:`PrivacyCurve.with_scale`)
+and plain DP's scale for the same release (:meth:`PrivacyCurve.dp_scale`).  docs/architecture.md
+shows who may call whom.
 """
 from __future__ import annotations
 
-from typing import overload
+import math
+from typing import ClassVar, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -13,13 +18,73 @@ import numpy.typing as npt
 from ._typing import FloatArray
 
 
+#: The largest eps :meth:`PrivacyCurve.epsilon` searches; beyond it the answer is inf.
+EPS_SEARCH_MAX = 1e4
+
+
 class PrivacyCurve:
     """delta(eps) of a release: ``log_delta``, ``delta``, ``log_delta_upper``, ``delta_upper``."""
 
     __slots__ = ()
 
+    #: Defaults of :func:`ppk.calibrate` for this kind of query: the relative width of the final bracket
+    #: on the scale, and the factor ``1 + grow`` by which a scale private in exact arithmetic is raised
+    #: while the rounding allowance of its certified bound keeps it from certifying.
+    _calibration_rtol: ClassVar[float] = 1e-8
+    _calibration_grow: ClassVar[float] = 1e-12
+
     def _curve(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
         raise NotImplementedError
+
+    # -- the calibration protocol
+    @property
+    def scale(self) -> float:
+        """The noise scale calibration moves, in the query's units (:attr:`scale_name`); 0 for no added noise."""
+        raise NotImplementedError
+
+    @property
+    def scale_name(self) -> str:
+        """What :attr:`scale` is: ``"sigma"`` (a standard deviation in counts) or ``"scale"`` (a Laplace scale)."""
+        return "sigma"
+
+    def with_scale(self, scale: float) -> "PrivacyCurve":
+        """The same release with the added noise at another scale (0: no added noise)."""
+        raise NotImplementedError
+
+    @property
+    def has_natural_noise(self) -> bool:
+        """False when no row is unknown to the attacker beyond the challenge row: the curve is plain DP's."""
+        return True
+
+    def dp_scale(self, *, eps: float, delta: float) -> float:
+        """The least scale with which the release is (eps, delta)-DP against an attacker who knows every other
+        row (no natural noise).  By post-processing it is private for this query too: calibration's start."""
+        raise NotImplementedError
+
+    def without_natural_noise(self) -> "PrivacyCurve":
+        """The same release against an attacker who knows every other row: plain DP's curve of this noise."""
+        raise NotImplementedError
+
+    def epsilon(self, delta: float, *, rtol: float = 1e-10) -> float:
+        """Smallest eps with ``delta_upper(eps) <= delta``, rounded up (``inf`` if no eps up to 1e4 reaches it)."""
+        from ._search import log_target, smallest_feasible_near
+        from ._validate import real
+        target = log_target(real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False))
+        rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
+        root_target = math.sqrt(-target)
+
+        def excess(e: float) -> float:
+            # -log delta grows like eps^2 var / 2, so the difference of square roots is nearly linear in eps
+            # (delta = 0 counts as e^-1e300)
+            return root_target - math.sqrt(-min(max(self._log_delta_upper_at(e), -1e300), 0.0))
+
+        found = smallest_feasible_near(excess, 1.0, 1.0, upper=EPS_SEARCH_MAX, rtol=rtol)
+        return math.inf if found is None else found.x
+
+    def _log_delta_upper_at(self, eps: float) -> float:
+        """``log_delta_upper(eps)`` at one eps, the calibration search's question; a query may answer it more
+        cheaply than the whole curve (a bracketed query need not compute the lower end)."""
+        return float(self._curve(eps)[1])
 
     @overload
     def log_delta(self, eps: float) -> float: ...

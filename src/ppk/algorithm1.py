@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 from ._validate import real
 from .counting import CountingQuery
-from .noisy_query import REASON_NATURAL, REASON_NO_NATURAL, REASON_SEARCH, calibrate
+from .calibration import REASON_NATURAL, REASON_NO_NATURAL, REASON_SEARCH, calibrate
 
 __all__ = ["alg1", "Alg1Result", "REASON_NATURAL", "REASON_NO_NATURAL", "REASON_SEARCH"]
 
@@ -75,7 +75,7 @@ def alg1(*, n: int, known: int, p: float, eps: float, delta: float, error: float
     delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
     atol = 0.0 if error is None else real("error", error, minimum=0.0)
     rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
-    c = calibrate(natural=base.natural, added="gaussian", eps=eps, delta=delta, rtol=rtol, atol=atol)
+    c = calibrate(base, eps=eps, delta=delta, rtol=rtol, atol=atol)
     return Alg1Result(sigma=c.scale, beta=c.scale / base.n, zeta=c.scale - c.lower, delta_achieved=c.delta_achieved,
                       evaluations=c.evaluations, reason=c.reason, n=base.n, known=base.known, p=base.p, eps=eps,
                       delta=delta)

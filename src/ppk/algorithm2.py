@@ -31,16 +31,14 @@ import numpy as np
 import numpy.typing as npt
 from scipy import optimize
 
-from . import _kernels
 from ._random import RandomSource, as_source, warn_if_seeded
 from ._search import log_quotient, log_target
 from ._validate import choice, flag, integer, real
-from .algorithm1 import alg1
-from .baselines import analytic_gaussian_sigma
-from .counting import MAX_ROWS
+from .calibration import calibrate
+from .counting import MAX_ROWS, CountingQuery, log_delta_upper_over_biases
 from .hypergeom import hypergeom_pmf
-from .noise import ADDED_BY_NAME, Binomial, NoNoise, Pmf
-from .noisy_query import NoisyQuery, calibrate
+from .noise import ADDED_BY_NAME, Binomial
+from .noisy_query import NoisyQuery
 from .samplers import _discrete_laplace
 from ._typing import RngLike
 
@@ -64,30 +62,31 @@ class _Added:
     def __init__(self, name: str):
         self.name = choice("noise", name, ADDED_NOISES)
 
+    def query(self, N: int, p: float, scale: float) -> NoisyQuery:
+        """The count with natural noise Bin(N, p) and this law at ``scale`` (none at 0)."""
+        if self.name == "gaussian":
+            return CountingQuery(n=N + 1, known=0, p=p, sigma=scale)
+        return NoisyQuery(natural=Binomial(N, p), added=ADDED_BY_NAME[self.name](1.0)).with_scale(scale)
+
     def dp_scale(self, eps: float, delta: float) -> float:
         """The smallest scale that is (eps, delta)-DP without natural noise (the baseline)."""
-        if self.name == "gaussian":
-            return analytic_gaussian_sigma(eps=eps, delta=delta)
-        return calibrate(natural=Pmf([0.0]), added=self.name, eps=eps, delta=delta).scale
+        return self.query(0, 0.5, 1.0).dp_scale(eps=eps, delta=delta)
 
     def ppk_scale(self, n: int, known: int, p: float, eps: float, delta: float) -> float:
         """The smallest scale that is (eps, delta)-PPK-DP with Bin(n - known - 1, p) natural noise."""
-        if self.name == "gaussian":
-            return alg1(n=n, known=known, p=p, eps=eps, delta=delta).sigma
-        return calibrate(natural=Binomial(n - known - 1, p), added=self.name, eps=eps, delta=delta).scale
+        return calibrate(self.query(n - known - 1, p, 1.0), eps=eps, delta=delta).scale
 
     def log_upper_many(self, N: int, ps: np.ndarray, scale: float, eps: float, pool: ThreadPoolExecutor) -> list[float]:
         """:meth:`log_upper` at every bias in ``ps`` (the Gaussian in one C++ call)."""
         if self.name == "gaussian":
-            return [float(x) for x in _kernels.counting_log_delta_upper_many(N, ps, sigma=scale, eps=eps)]
+            return [float(x) for x in log_delta_upper_over_biases(N, ps, sigma=scale, eps=eps)]
         return list(pool.map(lambda p: self.log_upper(N, float(p), scale, eps), ps))
 
     def log_upper(self, N: int, p: float, scale: float, eps: float) -> float:
         """log of the certified upper bound on delta(eps) of the count with natural noise Bin(N, p)."""
-        if self.name == "gaussian":
-            return _kernels.counting_log_delta_upper(N, p, sigma=scale, eps=eps)
-        added = NoNoise() if scale == 0 else ADDED_BY_NAME[self.name](scale)
-        return NoisyQuery(natural=Binomial(N, p), added=added).log_delta_upper(eps)
+        return float(self.query(N, p, scale).log_delta_upper(eps))
+
+
 GRID_POINTS = 65
 FINE_GRID_MAX = 4097   # most points of the lattice-resolving grid needed when sigma < 1 (docs/decisions.md, "The grid check over p")
 SIGMA_FLOOR = 1.0      # counts; used instead of a finer grid (see _check_grid)

@@ -21,11 +21,17 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+import numpy.typing as npt
+
+from . import _kernels
+from ._typing import FloatArray
 from ._validate import integer, real
+from .baselines import analytic_gaussian_sigma
 from .noise import Binomial, Gaussian, NoNoise
 from .noisy_query import NoisyQuery
 
-__all__ = ["CountingQuery", "MAX_ROWS"]
+__all__ = ["CountingQuery", "MAX_ROWS", "log_delta_upper_over_biases"]
 
 #: Largest supported database size.  One evaluation costs O(sqrt(n)) time and memory.
 MAX_ROWS = 10**12
@@ -69,6 +75,8 @@ class CountingQuery(NoisyQuery):
     (Binomial(n=49999, p=0.5), Gaussian(sigma=3.0))
     """
 
+    _calibration_rtol = 1e-10   # an evaluation is cheap (the counting kernel)
+
     def __init__(self, *, n: int, known: int, p: float, sigma: float):
         self.n = integer("n", n, minimum=1, maximum=MAX_ROWS)
         self.known = integer("known", known, minimum=0)
@@ -96,6 +104,18 @@ class CountingQuery(NoisyQuery):
         """The same query with another noise level (counts)."""
         return CountingQuery(n=self.n, known=self.known, p=self.p, sigma=sigma)
 
+    def with_scale(self, scale: float) -> "CountingQuery":
+        """:meth:`with_sigma` (the calibration protocol's name)."""
+        return self.with_sigma(scale)
+
+    def without_natural_noise(self) -> "CountingQuery":
+        """The same noise against an attacker who knows every other row (``N = 0``): the Gaussian mechanism."""
+        return CountingQuery(n=1, known=0, p=self.p, sigma=self.sigma)
+
+    def dp_scale(self, *, eps: float, delta: float) -> float:
+        """Plain DP's sigma for a count: the analytic Gaussian mechanism's (Balle & Wang), sensitivity 1."""
+        return analytic_gaussian_sigma(eps=eps, delta=delta, sensitivity=1.0, rtol=1e-12)
+
     def repeat(self, k: int) -> "CountingQuery":
         """k releases of the same count, each with fresh N(0, sigma^2) noise, as one exact query.
 
@@ -115,3 +135,10 @@ class CountingQuery(NoisyQuery):
         ``delta < max(p, 1-p)**N``, which no eps reaches).
         """
         return super().epsilon(delta, rtol=rtol)
+
+
+def log_delta_upper_over_biases(n_unknown: int, ps: npt.ArrayLike, *, sigma: float, eps: float) -> FloatArray:
+    """``log_delta_upper(eps)`` of the count with natural noise ``Bin(n_unknown, p)`` and Gaussian noise
+    ``sigma`` for every bias ``p`` in ``ps``, in one call of the kernel (both cores, the GIL released):
+    Algorithm 2's check of a noise level over an interval of biases."""
+    return _kernels.counting_log_delta_upper_many(n_unknown, np.asarray(ps, dtype=float), sigma=sigma, eps=eps)

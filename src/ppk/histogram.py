@@ -385,6 +385,37 @@ class HistogramQuery(BracketedCurve):
         return HistogramQuery(n=self.n, known=self.known, probs=self.probs, sigma=sigma, rtol=self.rtol,
                               max_evaluations=self.max_evaluations, lower=self.lower)
 
+    # -- the calibration protocol (ppk.calibrate)
+    _calibration_rtol = 1e-6    # an evaluation sums over M: costlier than a count's
+    _calibration_grow = 1e-6    # the summation's rounding allowance is wider than a count's
+
+    @property
+    def scale(self) -> float:
+        """:attr:`sigma`, the noise of every bin (counts)."""
+        return self.sigma
+
+    def with_scale(self, scale: float) -> "HistogramQuery":
+        """:meth:`with_sigma` (the calibration protocol's name)."""
+        return self.with_sigma(scale)
+
+    @property
+    def has_natural_noise(self) -> bool:
+        return self.n_unknown > 0
+
+    def without_natural_noise(self) -> "HistogramQuery":
+        """The same noise against an attacker who knows every other row (``N = 0``)."""
+        return HistogramQuery(n=self.known + 1, known=self.known, probs=self.probs, sigma=self.sigma, rtol=self.rtol,
+                              max_evaluations=self.max_evaluations, lower=self.lower)
+
+    def dp_scale(self, *, eps: float, delta: float) -> float:
+        """Plain DP's sigma for a histogram: the analytic Gaussian mechanism's at sensitivity sqrt 2 (a row
+        moves from one bin to another), which bounds every ``H_M``."""
+        from .baselines import analytic_gaussian_sigma
+        return analytic_gaussian_sigma(eps=eps, delta=delta, sensitivity=math.sqrt(2.0))
+
+    def _log_delta_upper_at(self, eps: float) -> float:
+        return self._upper_pairs(float(eps))[1]
+
     def worst_pair(self) -> tuple[int, int]:
         """The indices of the two least likely categories: the ordered pairs that bound delta."""
         order = sorted(range(len(self.probs)), key=lambda i: self.probs[i])

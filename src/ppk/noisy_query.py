@@ -1,4 +1,4 @@
-"""The privacy curve of any natural noise plus any added noise: :class:`NoisyQuery` and :func:`calibrate`.
+"""The privacy curve of any natural noise plus any added noise: :class:`NoisyQuery`.
 
 A release ``f(D) + Z`` over rows the attacker partly knows: the unknown rows other than the challenge
 row contribute ``X`` (a law of :mod:`ppk.noise`), the mechanism adds ``Z``, and the challenge row
@@ -59,19 +59,14 @@ import numpy.typing as npt
 from . import _kernels
 from ._curve import PrivacyCurve
 from ._logmath import log1mexp
-from ._search import log_target, smallest_feasible_near, smallest_feasible_scale
+from ._search import log_target, smallest_feasible_near
 from .baselines import analytic_gaussian_epsilon, analytic_gaussian_sigma
 from ._typing import FloatArray
 from ._validate import integer, real, real_array, sequence
-from .noise import (ADDED_BY_NAME, LD, MIN_SCALE, AddedNoise, Binomial, DiscreteGaussian, DiscreteLaplace, Gaussian,
+from .noise import (LD, MIN_SCALE, AddedNoise, Binomial, DiscreteGaussian, DiscreteLaplace, Gaussian,
                     Laplace, NaturalNoise, NoNoise, Window, _Linear)
 
-__all__ = ["NoisyQuery", "calibrate", "Calibration", "PATHS", "REASON_NATURAL", "REASON_NO_NATURAL", "REASON_SEARCH"]
-
-#: Why :func:`calibrate` returned its scale.
-REASON_NATURAL = "natural noise alone suffices"
-REASON_NO_NATURAL = "no natural noise (for a count: N = 0 or p in {0, 1}): the added noise alone"
-REASON_SEARCH = "search"   # regula falsi in scale^2, safeguarded by bisection (ppk._search)
+__all__ = ["NoisyQuery", "PATHS"]
 
 #: The computation paths (see the module docstring).
 PATHS = ("counting kernel", "threshold", "lattice sum", "crossings")
@@ -738,18 +733,6 @@ class _Engine:
         return _Result(est, max(up, est)), True
 
 
-@dataclass(frozen=True)
-class Calibration:
-    """What :func:`calibrate` found.  ``scale`` is in the query's units (sigma for Gaussian laws)."""
-
-    scale: float            #: the smallest scale found whose certified delta is <= the target
-    added: AddedNoise       #: the calibrated added-noise law (NoNoise when the natural noise suffices)
-    delta_achieved: float   #: certified upper bound of delta(eps) at ``scale``
-    evaluations: int        #: privacy-curve evaluations used
-    reason: str             #: REASON_NATURAL, REASON_NO_NATURAL or REASON_SEARCH
-    lower: float = 0.0      #: a scale found not private (or 0): the least private scale lies in [lower, scale]
-
-
 class NoisyQuery(PrivacyCurve):
     """The privacy curve of a release whose unknown rows are natural noise.
 
@@ -815,6 +798,61 @@ class NoisyQuery(PrivacyCurve):
         if self.shifts != tuple(range(1, self.sensitivity + 1)):
             return f"NoisyQuery(natural={self.natural!r}, added={self.added!r}, shifts={self.shifts})"
         return f"NoisyQuery(natural={self.natural!r}, added={self.added!r}, sensitivity={self.sensitivity})"
+
+    # -- the calibration protocol (ppk.calibrate)
+    @property
+    def scale(self) -> float:
+        """The added noise's scale (sigma for the Gaussian laws, b or t for the Laplace laws); 0 for none."""
+        return 0.0 if isinstance(self.added, NoNoise) else float(self.added.scale)
+
+    @property
+    def scale_name(self) -> str:
+        return "scale" if isinstance(self.added, (Laplace, DiscreteLaplace)) else "sigma"
+
+    def with_scale(self, scale: float) -> "NoisyQuery":
+        """The same natural noise and shifts with the added law at ``scale`` (no added noise at 0)."""
+        if isinstance(self.added, NoNoise) and scale != 0:
+            raise ValueError("this query adds no noise, so it has no law to scale: name one, e.g. "
+                             "NoisyQuery(natural=..., added=noise.Gaussian(1.0))")
+        added = NoNoise() if scale == 0 else self.added.with_scale(scale)
+        return NoisyQuery(natural=self.natural, added=added, shifts=self.shifts)
+
+    @property
+    def has_natural_noise(self) -> bool:
+        return not self.natural.constant
+
+    def without_natural_noise(self) -> "NoisyQuery":
+        return NoisyQuery(natural=Binomial(0, 0.5), added=self.added, shifts=self.shifts)
+
+    def dp_scale(self, *, eps: float, delta: float) -> float:
+        """The least scale of the added law that is (eps, delta)-DP alone: the Gaussian's analytic sigma
+        (Balle & Wang), the Laplace law's ``s / (eps - 2 log(1 - delta))`` (from its curve
+        ``1 - e^((eps - s/b)/2)``); for the discrete laws searched on the law alone, from a scale doubled
+        until private.  Sensitivity ``s`` is the largest shift."""
+        from .calibration import search_scale
+        eps = real("eps", eps, minimum=0.0, min_inclusive=False)
+        delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
+        s = self.sensitivity
+        if isinstance(self.added, NoNoise):
+            raise ValueError("this query adds no noise, so it has no law to scale: name one, e.g. "
+                             "NoisyQuery(natural=..., added=noise.Gaussian(1.0))")
+        if isinstance(self.added, Gaussian):
+            return analytic_gaussian_sigma(eps=eps, delta=delta, sensitivity=s, rtol=1e-12)
+        if isinstance(self.added, Laplace):
+            return s / (eps - 2.0 * math.log1p(-delta))
+        alone = self.without_natural_noise()
+        target = log_target(delta)
+
+        def excess(scale: float) -> float:
+            return max(alone.with_scale(scale)._log_delta_upper_at(eps) - target, -1e3)
+
+        hi = s * (math.sqrt(2 * math.log(1.25 / delta)) + 1) / eps
+        while excess(hi) > 0:
+            hi *= 2
+            if not hi < 1e15:
+                raise ValueError(f"eps={eps!r} and delta={delta!r} need a noise scale beyond 1e15; raise eps or delta")
+        return search_scale(excess, hi, f_zero=excess(0.0), width=lambda x: 1e-8 * x, grow=1e-12,
+                            eps=eps, delta=delta).x
 
     @property
     def _counting_kernel(self) -> bool:
@@ -1050,78 +1088,3 @@ class NoisyQuery(PrivacyCurve):
                         step = 1.5 * abs(excess(guess) / slope)
         found = smallest_feasible_near(excess, guess, step, upper=_EPS_SEARCH_MAX, rtol=rtol)
         return math.inf if found is None else found.x
-
-
-def calibrate(*, natural: NaturalNoise, added: str | AddedNoise, eps: float, delta: float, sensitivity: int = 1,
-              rtol: float = 1e-8, atol: float = 0.0) -> Calibration:
-    """The smallest scale of the added noise with which the release is (eps, delta)-private.
-
-    Algorithm 1 of the thesis for any natural noise and any added law (:func:`ppk.alg1` is its
-    binomial, Gaussian case): the natural noise alone is tried first; otherwise the scale is searched
-    between 0 and a scale that is private for the added noise alone -- by post-processing the natural
-    noise can only help (docs/decisions.md, "Algorithm 1") -- by regula falsi in ``scale^2`` (log delta
-    is nearly linear in the variance), safeguarded by bisection.  The returned scale was evaluated with
-    the certified upper bound and found private; ``lower`` was evaluated and found not private.
-
-    Parameters
-    ----------
-    natural : ppk.noise.NaturalNoise
-        The law of the unknown rows' total.
-    added : str or ppk.noise.AddedNoise
-        ``"gaussian"``, ``"laplace"``, ``"discrete_gaussian"``, ``"discrete_laplace"``, or a law whose
-        scale is ignored.
-    eps, delta : float
-        The target, ``eps > 0``, ``0 < delta < 1``.
-    sensitivity : int
-        Largest shift of the output by the challenge row.
-    rtol, atol : float
-        The search stops when the bracket on the scale is narrower than ``max(atol, rtol * scale)``
-        (``atol`` in the query's units).
-    """
-    if isinstance(added, str):
-        if added not in ADDED_BY_NAME:
-            raise ValueError(f"added must be one of {sorted(ADDED_BY_NAME)}, got {added!r}")
-        law: Callable[[float], AddedNoise] = ADDED_BY_NAME[added]
-    elif isinstance(added, AddedNoise) and not isinstance(added, NoNoise):
-        law = added.with_scale
-    else:
-        raise TypeError(f"added must be a name ({sorted(ADDED_BY_NAME)}) or an added-noise law, got {added!r}")
-    eps = real("eps", eps, minimum=0.0, min_inclusive=False)
-    delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
-    rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
-    atol = real("atol", atol, minimum=0.0)
-    sensitivity = integer("sensitivity", sensitivity, minimum=1, maximum=MAX_SENSITIVITY)
-    target = log_target(delta)
-    cache: dict[float, float] = {}
-
-    def query(scale: float) -> NoisyQuery:
-        return NoisyQuery(natural=natural, added=NoNoise() if scale == 0 else law(scale), sensitivity=sensitivity)
-
-    def excess(scale: float) -> float:
-        if scale not in cache:   # delta = 0 (log -inf) counts as far below: the search interpolates in logs
-            cache[scale] = max(query(scale).log_delta_upper(eps) - target, -1e3)
-        return cache[scale]
-
-    def result(scale: float, lower: float, reason: str) -> Calibration:
-        return Calibration(scale=scale, added=query(scale).added, delta_achieved=math.exp(excess(scale) + target),
-                           evaluations=len(cache), reason=reason, lower=lower)
-
-    f_zero = excess(0.0)
-    if f_zero <= 0:
-        return result(0.0, 0.0, REASON_NATURAL)
-    kind = law(1.0)
-    try:
-        if isinstance(kind, Gaussian):    # private for the Gaussian alone, exactly (Balle-Wang)
-            hi = analytic_gaussian_sigma(eps=eps, delta=delta, sensitivity=sensitivity, rtol=min(rtol, 1e-12))
-        else:   # Laplace: pure eps-DP at sensitivity / eps; the discrete laws: doubled until private
-            hi = sensitivity / eps if isinstance(kind, Laplace) else \
-                sensitivity * (math.sqrt(2 * math.log(1.25 / delta)) + 1) / eps
-            while excess(hi) > 0:
-                hi *= 2
-                if not hi < 1e15:
-                    raise ValueError("beyond 1e15")
-        found = smallest_feasible_scale(excess, hi, f_zero=f_zero, width=lambda s: max(atol, rtol * s), grow=1e-12)
-    except ValueError as error:   # the scale needed is beyond what the law takes
-        raise ValueError(f"eps={eps!r} and delta={delta!r} need a {added if isinstance(added, str) else 'noise'} "
-                         f"scale beyond what it takes ({error}); raise eps or delta") from None
-    return result(found.x, found.lower, REASON_NO_NATURAL if natural.constant else REASON_SEARCH)

@@ -25,19 +25,18 @@ from __future__ import annotations
 import itertools
 import math
 import warnings
-from dataclasses import dataclass
 from typing import Any, Iterable, Mapping, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from . import _kernels
 from ._curve import BracketedCurve
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
-from .algorithm1 import alg1
+from .baselines import analytic_gaussian_sigma
+from .counting import CountingQuery
 
-__all__ = ["OverlappingCounts", "OverlappingCalibration", "ExposureWarning"]
+__all__ = ["OverlappingCounts", "ExposureWarning"]
 
 #: Largest number of queries for which every -1/0/1 combination is tried for the lower end (3^k).
 MAX_QUERIES_FOR_COMBINATIONS = 8
@@ -223,8 +222,8 @@ class OverlappingCounts(BracketedCurve):
 
     # -- the curve -----------------------------------------------------------------------------
     def _count_log_delta(self, rows: int, sigma: float, eps: FloatArray) -> tuple[FloatArray, FloatArray]:
-        curve = _kernels.counting_curve(rows, self.p, sigma=sigma, eps=eps)
-        return curve.log_delta, curve.log_delta_upper
+        log_delta, log_upper, _ = CountingQuery(n=rows + 1, known=0, p=self.p, sigma=sigma)._curve(eps)
+        return log_delta, log_upper
 
     def _by_atom(self, eps: FloatArray, *, lower: bool = True) -> tuple[dict[Pattern, FloatArray],
                                                                          dict[Pattern, FloatArray]]:
@@ -271,44 +270,47 @@ class OverlappingCounts(BracketedCurve):
         """The same groups with other noise levels."""
         return OverlappingCounts(atoms=self.atoms, p=self.p, sigmas=sigmas)
 
-    def calibrate(self, *, eps: float, delta: float, ratios: Sequence[float] | npt.ArrayLike | None = None,
-                  rtol: float = 1e-10) -> "OverlappingCalibration":
-        """The smallest common scale ``c`` with ``sigmas = c * ratios`` whose certified upper delta(eps) <= delta.
+    # -- the calibration protocol (ppk.calibrate): the sigmas move together, keeping their ratios
+    _calibration_rtol = 1e-10   # an evaluation is a few counting-kernel curves
 
-        The upper end is the maximum over atoms of a count with ``|A_t| - 1`` rows and noise
-        ``c * r_t``, ``r_t = (sum_{j in t} ratios_j^-2)^(-1/2)``.  Algorithm 1 gives each atom's least
-        noise ``sigma_t``; ``c = max_t sigma_t / r_t`` meets every atom and no smaller ``c`` meets the
-        worst one.  The result is evaluated again and found private.
+    @property
+    def scale(self) -> float:
+        """The largest of :attr:`sigmas`: calibration scales every sigma by one factor."""
+        return max(self.sigmas)
 
-        ``ratios`` (default all 1) fixes the relative noise of the queries.
-        """
-        eps = real("eps", eps, minimum=0.0, min_inclusive=False)
-        delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
-        if ratios is None:
-            r = np.ones(len(self.sigmas))
-        else:
-            r, scalar = real_array("ratios", ratios, minimum=0.0, min_inclusive=False)
-            if scalar or r.size != len(self.sigmas):
-                raise ValueError(f"ratios must have one entry per query ({len(self.sigmas)}), got {ratios!r}")
-        live = {t: (n, _pooled_sigma(r[j] for j in t)) for t, (n, _) in self._upper.items()}
-        scale = 0.0
-        for n, r_t in _pareto(live.values()):
-            need = alg1(n=n + 1, known=0, p=self.p, eps=eps, delta=delta, rtol=rtol).sigma
-            scale = max(scale, need / r_t)
-        for _ in range(64):   # the pooled noise c r_t may round below the sigma Algorithm 1 certified
-            out = self.with_sigmas(scale * r)
-            achieved = float(np.exp(out._log_bracket(eps)[1]))
-            if achieved <= delta:
-                return OverlappingCalibration(scale=scale, sigmas=out.sigmas, delta_achieved=achieved, counts=out)
-            scale *= 1 + 1e-12
-        raise RuntimeError(f"calibration did not certify delta <= {delta} at eps = {eps}; please report this")
+    def _ratios(self) -> np.ndarray:
+        top = max(self.sigmas)
+        return np.array(self.sigmas) / top if top > 0 else np.ones(len(self.sigmas))
+
+    def with_scale(self, scale: float) -> "OverlappingCounts":
+        """The same groups with ``sigmas`` in the same ratios, the largest equal to ``scale`` (all 1:1 when
+        every sigma is 0).  No ExposureWarning: a calibration tries scale 0 on purpose."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ExposureWarning)
+            return self.with_sigmas(scale * self._ratios())
+
+    @property
+    def has_natural_noise(self) -> bool:
+        return self.p not in (0.0, 1.0) and any(rows > 0 for rows, _ in self._upper.values())
+
+    def without_natural_noise(self) -> "OverlappingCounts":
+        """The same noise against an attacker who knows every other row (``p = 0``: no unknown row varies)."""
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ExposureWarning)
+            return OverlappingCounts(atoms=self.atoms, p=0.0, sigmas=self.sigmas)
+
+    def dp_scale(self, *, eps: float, delta: float) -> float:
+        """Plain DP's scale: a row of atom ``t`` shifts the queries of ``t`` by one each, a Gaussian mechanism
+        of noise ``c r_t`` (``r_t`` the pooled ratios of ``t``), so ``c = max_t sigma_BW(eps, delta) / r_t``."""
+        ratios = self._ratios()
+        if not np.all(ratios > 0):
+            raise ValueError(f"sigmas must all be > 0 for a calibration, which keeps their ratios (got {list(self.sigmas)}): "
+                             "a query released exactly keeps its rows' counts exact at every scale")
+        sigma_bw = analytic_gaussian_sigma(eps=eps, delta=delta, rtol=1e-12)
+        return max(sigma_bw / _pooled_sigma(ratios[j] for j in t) for t in self._upper)
+
+    def _log_delta_upper_at(self, eps: float) -> float:
+        _, upper = self._by_atom(np.array([float(eps)]), lower=False)
+        return float(np.max(list(upper.values())))
 
 
-@dataclass(frozen=True)
-class OverlappingCalibration:
-    """What :meth:`OverlappingCounts.calibrate` found.  Noise scales are standard deviations in counts."""
-
-    scale: float                 #: the common factor c (sigmas = c * ratios)
-    sigmas: tuple[float, ...]    #: the noise of each query
-    delta_achieved: float        #: certified upper end of delta(eps) at these sigmas (<= the target)
-    counts: OverlappingCounts    #: the calibrated release

@@ -2,46 +2,44 @@
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence, Union
+from typing import Any, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
 from ._validate import flag, instance, real_array, sequence, text
-from .baselines import analytic_gaussian_log_delta
+from ._curve import PrivacyCurve
 from .counting import CountingQuery
-from .noise import NoNoise, Pmf
 from .noisy_query import NoisyQuery
 
 __all__ = ["plot_privacy_curve"]
 
-Query = Union[CountingQuery, NoisyQuery]
 _LOG10 = math.log(10)
 
 
-def _label(q: Query) -> str:
+def _label(q: PrivacyCurve) -> str:
     if isinstance(q, CountingQuery):
         return f"n={q.n:,}, known={q.known:,}, p={q.p:g}, sigma={q.sigma:g}"
-    return f"{q.natural!r} + {q.added!r}"
+    if isinstance(q, NoisyQuery):
+        return f"{q.natural!r} + {q.added!r}"
+    return repr(q)
 
 
-def _baseline(q: Query, eps: np.ndarray) -> np.ndarray | None:
+def _baseline(q: PrivacyCurve, eps: np.ndarray) -> np.ndarray | None:
     """log delta of the same added noise without natural noise (plain DP), or None when there is none."""
-    if isinstance(q, CountingQuery):
-        return None if q.sigma == 0 else np.asarray(analytic_gaussian_log_delta(sigma=q.sigma, eps=eps))
-    if isinstance(q.added, NoNoise):
+    if q.scale == 0:
         return None
-    return np.asarray(NoisyQuery(natural=Pmf([0.0]), added=q.added, sensitivity=q.sensitivity).log_delta(eps))
+    return np.asarray(q.without_natural_noise().log_delta(eps))
 
 
-def _default_eps(queries: Sequence[Query]) -> np.ndarray:
+def _default_eps(queries: Sequence[PrivacyCurve]) -> np.ndarray:
     # up to where the first curve reaches 1e-30 (at least 0.1, at most 20)
     top = queries[0].epsilon(1e-30)
     top = 2.0 if not math.isfinite(top) else min(max(1.2 * top, 0.1), 20.0)
     return np.linspace(0.0, top, 161)
 
 
-def plot_privacy_curve(queries: Query | Sequence[Query], *, eps: npt.ArrayLike | None = None, ax: Any = None,
+def plot_privacy_curve(queries: PrivacyCurve | Sequence[PrivacyCurve], *, eps: npt.ArrayLike | None = None, ax: Any = None,
                        baseline: bool = True, labels: Sequence[str] | None = None, path: str | None = None) -> Any:
     """Draw delta(eps) of one or more queries on a logarithmic delta axis, each with the DP baseline.
 
@@ -52,7 +50,8 @@ def plot_privacy_curve(queries: Query | Sequence[Query], *, eps: npt.ArrayLike |
 
     Parameters
     ----------
-    queries : CountingQuery, NoisyQuery, or a sequence of them
+    queries : a query (CountingQuery, NoisyQuery, HistogramQuery, OverlappingCounts) or a sequence of them
+        Bracketed curves (histograms, overlapping counts) are drawn at their certified upper end.
     eps : array-like, optional
         The eps grid (default: 0 up to where the first curve reaches 1e-30, 161 points).
     ax : matplotlib Axes, optional
@@ -77,10 +76,11 @@ def plot_privacy_curve(queries: Query | Sequence[Query], *, eps: npt.ArrayLike |
         from matplotlib.ticker import FuncFormatter, MaxNLocator
     except ImportError:
         raise ImportError("plot_privacy_curve needs matplotlib: pip install 'ppk[plot]'") from None
-    single = isinstance(queries, (CountingQuery, NoisyQuery))
+    single = isinstance(queries, PrivacyCurve)
     qs: list[Any] = [queries] if single else list(queries) if isinstance(queries, (list, tuple)) else []
-    if not qs or not all(isinstance(q, (CountingQuery, NoisyQuery)) for q in qs):
-        raise TypeError("queries must be a CountingQuery or NoisyQuery, or a non-empty sequence of them")
+    if not qs or not all(isinstance(q, PrivacyCurve) for q in qs):
+        raise TypeError("queries must be a ppk query (CountingQuery, NoisyQuery, HistogramQuery, OverlappingCounts), "
+                        "or a non-empty sequence of them")
     if labels is not None:
         labels = sequence("labels", labels, text)
         if len(labels) != len(qs):
