@@ -40,7 +40,7 @@ def test_old_paths_are_gone(old):
 
 
 PUBLIC_MODULES = ["ppk", "ppk.baselines", "ppk.samplers", "ppk.pld", "ppk.counting", "ppk.algorithm1", "ppk.noise",
-                  "ppk.noisy_query", "ppk.plotting",
+                  "ppk.noise.natural", "ppk.noise.added", "ppk.noise.window", "ppk.noisy_query", "ppk.plotting",
                   "ppk.algorithm2", "ppk.release", "ppk.hypergeom", "ppk.related.dp", "ppk.related.pk",
                   "ppk.related.sp", "ppk.related.risk", "ppk.related.risk.sensitivity"]
 
