@@ -29,7 +29,8 @@ from ._validate import choice, flag, integer, real, real_array
 from ._typing import FloatArray
 
 __all__ = [
-    "analytic_gaussian_delta", "analytic_gaussian_log_delta", "analytic_gaussian_sigma", "analytic_gaussian_epsilon",
+    "analytic_gaussian_delta", "analytic_gaussian_log_delta", "analytic_gaussian_log_delta_upper", "analytic_gaussian_sigma",
+    "analytic_gaussian_epsilon",
     "classic_gaussian_sigma", "sufficient_gaussian_sigma", "laplace_scale", "NotDifferentiallyPrivateWarning",
 ]
 
@@ -127,6 +128,15 @@ def analytic_gaussian_log_delta(*, sigma: float, eps: npt.ArrayLike, sensitivity
     flat, scalar = real_array("eps", eps, minimum=0.0)
     log_d = _kernels.gaussian_curve(sigma=sigma, eps=flat, sensitivity=sensitivity).log_delta.reshape(np.shape(eps))
     return float(log_d) if scalar else log_d
+
+
+def analytic_gaussian_log_delta_upper(*, sigma: float, eps: float, sensitivity: float = 1.0) -> float:
+    """A certified upper bound on :func:`analytic_gaussian_log_delta` at one eps (its rounding bounded and
+    added): what a calibration or a count of allowed releases may rely on."""
+    sigma = real("sigma", sigma, minimum=0.0)
+    sensitivity = _sensitivity(sensitivity)
+    eps = real("eps", eps, minimum=0.0)
+    return _kernels.gaussian_log_delta_upper(sigma=sigma, eps=eps, sensitivity=sensitivity)
 
 
 @overload

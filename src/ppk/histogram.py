@@ -35,6 +35,9 @@ import numpy.typing as npt
 
 from . import _kernels
 from ._curve import BracketedCurve
+from .counting import CountingQuery
+from .noise import MIN_SCALE, Gaussian, RowSum
+from .noisy_query import NoisyQuery
 from ._random import as_source, warn_if_seeded
 from ._search import log_target, smallest_feasible_scale
 from ._typing import FloatArray, RngLike
@@ -402,6 +405,11 @@ class HistogramQuery(BracketedCurve):
     def has_natural_noise(self) -> bool:
         return self.n_unknown > 0
 
+    @property
+    def _rows_key(self) -> tuple[str, int, int, tuple[float, ...]] | None:
+        """``(n, known, probs)``: histograms of one database against one attacker share its unknown rows."""
+        return ("HistogramQuery", self.n, self.known, self.probs) if self.has_natural_noise else None
+
     def without_natural_noise(self) -> "HistogramQuery":
         """The same noise against an attacker who knows every other row (``N = 0``)."""
         return HistogramQuery(n=self.known + 1, known=self.known, probs=self.probs, sigma=self.sigma, rtol=self.rtol,
@@ -453,8 +461,8 @@ class HistogramQuery(BracketedCurve):
         distinct = sorted({min(p, 1.0 - p) for p in self.probs})[:_LOWER_CANDIDATES]
         out = np.full(eps.shape, -np.inf)
         for p in distinct:
-            curve = _kernels.counting_curve(self.n_unknown, p, sigma=self.sigma, eps=eps)
-            out = np.maximum(out, curve.log_delta)
+            log_delta, _, _ = CountingQuery(n=self.n_unknown + 1, known=0, p=p, sigma=self.sigma)._curve(eps)
+            out = np.maximum(out, log_delta)
         return out
 
     def _difference_lower(self, eps: FloatArray, log_upper: FloatArray) -> FloatArray:
@@ -466,8 +474,6 @@ class HistogramQuery(BracketedCurve):
         out = np.full(eps.shape, -np.inf)
         a, b = self.worst_pair()
         N = self.n_unknown
-        from .noise import MIN_SCALE, Gaussian, RowSum
-        from .noisy_query import NoisyQuery
         limit = _DIFFERENCE_AUTO_ROWS if self.lower == "auto" else _DIFFERENCE_MAX_ROWS
         if self.lower == "single" or self.sigma * math.sqrt(2.0) < MIN_SCALE or N == 0 or N > limit:
             return out

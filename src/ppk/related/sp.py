@@ -29,6 +29,7 @@ from .. import _kernels
 from .._logmath import log1mexp
 from .._random import as_generator, as_source, warn_if_seeded
 from .._validate import EPS_MAX_CLOSED_FORM, choice, flag, function, instance, integer, real, sequence
+from ..baselines import analytic_gaussian_log_delta_upper
 from ..samplers import rounded_gaussian
 from ..counting import MAX_ROWS, CountingQuery
 from ..hypergeom import hypergeom_pmf
@@ -223,7 +224,7 @@ def _gaussian_queries(sigma, eps, delta, n):
     target = math.log(delta)
 
     def private(k: int) -> bool:
-        return _kernels.gaussian_log_delta_upper(sigma=n * sigma / math.sqrt(k), eps=eps) <= target
+        return analytic_gaussian_log_delta_upper(sigma=n * sigma / math.sqrt(k), eps=eps) <= target
 
     if not private(1):
         return 0
