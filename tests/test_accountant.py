@@ -31,14 +31,59 @@ def test_counting_queries_of_one_database_are_refused():
     assert acc.add(other).delta(0.5) >= ppk.Accountant(value_discretization_interval=1e-3).add(q).delta(0.5)
 
 
-def test_releases_without_a_pld_are_refused_clearly():
-    h = ppk.HistogramQuery(n=100, known=0, probs=[0.5, 0.5], sigma=1.0)
-    with pytest.raises(TypeError, match="HistogramQuery has no privacy loss distribution"):
-        ppk.Accountant().add(h)
-    with pytest.raises(TypeError, match="add_gaussian"):
+def test_releases_that_are_not_queries_are_refused_clearly():
+    # every query has a PLD (PrivacyLossDistribution.from_curve): what is refused is what is not a release
+    with pytest.raises(TypeError, match=r"HistogramQuery, OverlappingCounts\), got str.*add_gaussian"):
         ppk.Accountant().add("gaussian")
     with pytest.raises(ValueError, match="empty"):
         ppk.Accountant().delta(1.0)
+
+
+def _queries():
+    from ppk import noise
+    return {
+        "count": ppk.CountingQuery(n=1001, known=0, p=0.4, sigma=3.0),
+        "noisy": ppk.NoisyQuery(natural=noise.PoissonBinomial(probs=[0.3] * 20 + [0.6] * 20), added=noise.Laplace(2.0)),
+        "histogram": ppk.HistogramQuery(n=60, known=0, probs=[0.2, 0.3, 0.5], sigma=2.0),
+        "overlapping": ppk.OverlappingCounts(atoms={(0,): 300, (0, 1): 200, (1,): 400}, p=0.4, sigmas=[3.0, 4.0]),
+    }
+
+
+def test_every_query_type_composes_in_a_plan():
+    acc = ppk.Accountant(value_discretization_interval=1e-2).add_gaussian(sigma=5.0)
+    alone = acc.delta(0.5)
+    for q in _queries().values():
+        acc.add(q)
+    lo, hi = acc.delta_bracket(0.5)
+    # composing more releases never lowers delta; the certified upper end is above each release's delta
+    assert alone <= hi <= 1 and lo <= hi
+    assert all(hi >= q.delta(0.5) for q in _queries().values())
+    assert len(acc._plan) == 5
+
+
+@pytest.mark.parametrize("kind", ["count", "noisy", "histogram", "overlapping"])
+def test_releases_over_the_same_unknown_rows_are_refused_for_every_query_type(kind):
+    q = _queries()[kind]
+    acc = ppk.Accountant(value_discretization_interval=1e-2).add(q)
+    with pytest.raises(ValueError, match="shares its unknown rows.*repeat"):
+        acc.add(q)
+    with pytest.raises(ValueError, match="times must be 1.*not fresh"):
+        ppk.Accountant(value_discretization_interval=1e-2).add(q, times=2)
+    # a PLD over the same rows is refused too (it carries them), and so is composing two of them directly
+    pld = ppk.PrivacyLossDistribution.from_curve(q, value_discretization_interval=1e-2, curve_points=64)
+    with pytest.raises(ValueError, match="shares its unknown rows"):
+        acc.add(pld)
+    with pytest.raises(ValueError, match="not independent"):
+        pld.compose(pld)
+
+
+def test_releases_without_natural_noise_compose_freely():
+    from ppk import noise
+    q = ppk.NoisyQuery(natural=noise.Binomial(0, 0.5), added=noise.Gaussian(2.0))   # the Gaussian mechanism
+    acc = ppk.Accountant(value_discretization_interval=1e-3).add(q, times=4)
+    exact = analytic_gaussian_delta(sigma=1.0, eps=np.array([0.5, 1.0, 2.0]))
+    lo, hi = acc.delta_bracket(np.array([0.5, 1.0, 2.0]))
+    assert np.all(hi >= exact) and np.all(hi <= exact * 1.001)
 
 
 def test_progress_is_reported(capsys):

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import ppk
-from ppk import _convolution
+from ppk.pld import _convolution
 from ppk.baselines import analytic_gaussian_delta
 
 PLD = ppk.PrivacyLossDistribution

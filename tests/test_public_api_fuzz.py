@@ -256,6 +256,9 @@ _add("ppk.PrivacyLossDistribution.from_laplace", PLD.from_laplace, scale=2.0, se
 _add("ppk.PrivacyLossDistribution.from_counting_query", PLD.from_counting_query, query=_q(n=201, known=0),
      value_discretization_interval=1e-2, log_mass_truncation_bound=-100.0, pessimistic_estimate=True,
      max_buckets=_BUCKETS)
+_add("ppk.PrivacyLossDistribution.from_curve", PLD.from_curve, curve=_q(n=201, known=0),
+     value_discretization_interval=1e-2, log_mass_truncation_bound=-100.0, pessimistic_estimate=True,
+     max_buckets=_BUCKETS, curve_points=64)
 _add("ppk.PrivacyLossDistribution.from_pmfs", PLD.from_pmfs, pmf_upper=[0.5, 0.5], pmf_lower=[0.6, 0.4],
      value_discretization_interval=1e-2, pessimistic_estimate=True, tolerance=1e-9, max_buckets=_BUCKETS)
 _add("ppk.PrivacyLossDistribution.from_gaussian_mechanism", PLD.from_gaussian_mechanism, standard_deviation=3.0,

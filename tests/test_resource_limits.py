@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 import ppk
-from ppk import _convolution, noise
+from ppk import noise
+from ppk.pld import _convolution
 from ppk.baselines import analytic_gaussian_delta
 from ppk.related import risk
 from ppk.related.risk import sensitivity as S

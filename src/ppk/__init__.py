@@ -18,7 +18,6 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._random import InsecureRandomnessWarning
-from .accountant import Accountant
 from .algorithm1 import Alg1Result, alg1
 from .algorithm2 import Alg2Result, PrivateDraws, alg2
 from .counting import MAX_ROWS, CountingQuery
@@ -28,7 +27,7 @@ from .calibration import Calibration, calibrate
 from .noisy_query import NoisyQuery
 from .overlapping import ExposureWarning, OverlappingCounts
 from .plotting import plot_privacy_curve
-from .pld import PrivacyLossDistribution
+from .pld import Accountant, PrivacyLossDistribution
 from .release import Release, release
 
 if TYPE_CHECKING:   # for type checkers and IDEs; at run time these load lazily (PEP 562)

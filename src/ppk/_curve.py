@@ -10,7 +10,7 @@ shows who may call whom.
 from __future__ import annotations
 
 import math
-from typing import ClassVar, overload
+from typing import ClassVar, Hashable, NamedTuple, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -20,6 +20,22 @@ from ._typing import FloatArray
 
 #: The largest eps :meth:`PrivacyCurve.epsilon` searches; beyond it the answer is inf.
 EPS_SEARCH_MAX = 1e4
+
+
+class ExactLoss(NamedTuple):
+    """How a query knows its privacy loss exactly (:meth:`PrivacyCurve._exact_loss`), in a form the PLD
+    builders read (``ppk.PrivacyLossDistribution.from_curve``).  ``form`` is one of
+
+    * ``"tails"``: the exact tails of the loss, :meth:`PrivacyCurve._loss_tail_logs`; ``symmetric`` when
+      the reversed pair (Q, P) has the pair's law of the loss, so its tails are the forward ones;
+    * ``"gaussian"``: the Gaussian mechanism N(0, sigma^2) vs N(1, sigma^2), ``sigma``;
+    * ``"pmfs"``: the two output laws as pmfs on one support, ``pmfs = (P, Q)``.
+    """
+
+    form: str
+    symmetric: bool = False
+    sigma: float = 0.0
+    pmfs: tuple[FloatArray, FloatArray] | None = None
 
 
 class PrivacyCurve:
@@ -85,6 +101,26 @@ class PrivacyCurve:
         """``log_delta_upper(eps)`` at one eps, the calibration search's question; a query may answer it more
         cheaply than the whole curve (a bracketed query need not compute the lower end)."""
         return float(self._curve(eps)[1])
+
+    # -- the privacy loss distribution protocol (ppk.PrivacyLossDistribution.from_curve, ppk.Accountant)
+    @property
+    def _rows_key(self) -> Hashable | None:
+        """What names the unknown rows whose natural noise the release draws on; None when it shares none
+        (no natural noise).  Two releases with one key share those rows: their noise is not fresh, so
+        composing them as independent would under-report delta, and the accountant refuses it."""
+        return None
+
+    def _exact_loss(self) -> ExactLoss | None:
+        """How the query knows its privacy loss exactly, or None (the default): then
+        ``PrivacyLossDistribution.from_curve`` builds a dominating pair from the certified upper curve alone."""
+        return None
+
+    def _loss_tail_logs(self, eps: FloatArray, *, mirrored: bool) -> tuple[FloatArray, FloatArray]:
+        """Exact tails of the privacy loss ``L = log(P/Q)``, P and Q the output's laws with and without the
+        challenge row: ``(log P(L > eps), log Q(L > eps))`` for each ``eps >= 0``; with ``mirrored``, the
+        same for the reversed pair (Q, P), whose loss is ``-L``: ``(log Q(L <= -eps), log P(L <= -eps))``.
+        A query offers them when :meth:`_exact_loss` says ``"tails"``; by default it has none."""
+        raise NotImplementedError
 
     @overload
     def log_delta(self, eps: float) -> float: ...

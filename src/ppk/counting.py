@@ -25,6 +25,7 @@ import numpy as np
 import numpy.typing as npt
 
 from . import _kernels
+from ._curve import ExactLoss
 from ._typing import FloatArray
 from ._validate import integer, real
 from .baselines import analytic_gaussian_sigma
@@ -115,6 +116,28 @@ class CountingQuery(NoisyQuery):
     def dp_scale(self, *, eps: float, delta: float) -> float:
         """Plain DP's sigma for a count: the analytic Gaussian mechanism's (Balle & Wang), sensitivity 1."""
         return analytic_gaussian_sigma(eps=eps, delta=delta, sensitivity=1.0, rtol=1e-12)
+
+    # -- the privacy loss distribution protocol (ppk.PrivacyLossDistribution.from_curve)
+    @property
+    def _rows_key(self) -> tuple[int, int, float] | None:
+        """``(n, known, p)``: counts of one database against one attacker share its unknown rows."""
+        return (self.n, self.known, self.p) if self.has_natural_noise else None
+
+    def _exact_loss(self) -> ExactLoss:
+        """The count's loss exactly: its tails from the counting kernel (symmetric at p = 1/2, where
+        X -> N - X maps the law to itself); the lattice pmfs at sigma = 0; without natural noise the
+        Gaussian mechanism."""
+        if not self.has_natural_noise:
+            if self.sigma == 0:
+                raise ValueError("sigma = 0 with no natural noise: the output reveals the row (delta = 1)")
+            return ExactLoss("gaussian", sigma=self.sigma)
+        if self.sigma == 0:
+            w = np.exp(_kernels.binom_logpmf(self.n_unknown, self.p, np.arange(self.n_unknown + 1)))
+            return ExactLoss("pmfs", pmfs=(np.append(0.0, w), np.append(w, 0.0)))
+        return ExactLoss("tails", symmetric=self.p == 0.5)
+
+    def _loss_tail_logs(self, eps: FloatArray, *, mirrored: bool) -> tuple[FloatArray, FloatArray]:
+        return _kernels.counting_tail_logs(self.n_unknown, self.p, sigma=self.sigma, eps=eps, mirrored=mirrored)
 
     def repeat(self, k: int) -> "CountingQuery":
         """k releases of the same count, each with fresh N(0, sigma^2) noise, as one exact query.

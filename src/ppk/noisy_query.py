@@ -821,6 +821,12 @@ class NoisyQuery(PrivacyCurve):
     def has_natural_noise(self) -> bool:
         return not self.natural.constant
 
+    @property
+    def _rows_key(self) -> tuple[object, ...] | None:
+        """The natural law: releases over one law of unknown rows share those rows as far as ppk can tell
+        (whatever their shifts), so the accountant refuses to compose them as independent."""
+        return ("NoisyQuery", repr(self.natural)) if self.has_natural_noise else None
+
     def without_natural_noise(self) -> "NoisyQuery":
         return NoisyQuery(natural=Binomial(0, 0.5), added=self.added, shifts=self.shifts)
 

@@ -293,6 +293,11 @@ class OverlappingCounts(BracketedCurve):
     def has_natural_noise(self) -> bool:
         return self.p not in (0.0, 1.0) and any(rows > 0 for rows, _ in self._upper.values())
 
+    @property
+    def _rows_key(self) -> tuple[str, tuple[tuple[Pattern, int], ...], float] | None:
+        """``(atoms, p)``: counts over one set of atoms against one attacker share its unknown rows."""
+        return ("OverlappingCounts", tuple(sorted(self.atoms.items())), self.p) if self.has_natural_noise else None
+
     def without_natural_noise(self) -> "OverlappingCounts":
         """The same noise against an attacker who knows every other row (``p = 0``: no unknown row varies)."""
         with warnings.catch_warnings():

@@ -7,16 +7,23 @@ bound of its P-masses (sum |error| <= sqrt(n) * 2-norm) and ppk's rounding slack
 infinity mass: the exported delta is never below the dominating pair's true delta, hence never below
 the mechanism's.  (It can be a little below ppk's own upper end, which also charges the Q-masses'
 error; dp_accounting reads Q off P.)  dp_accounting is optional: it is imported only here.
+
+The functions take a :class:`~ppk.pld.PrivacyLossDistribution` (its class for the import), whose methods
+``to_dp_accounting``, ``from_dp_accounting`` and ``privacy_profile`` call them.
 """
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING, Any, Callable
+from typing import Any, Callable, TypeVar
 
 import numpy as np
 
-if TYPE_CHECKING:
-    from .pld import PrivacyLossDistribution
+from ._masses import _Masses
+
+T = TypeVar("T")
+
+#: Nothing here is public on its own: PrivacyLossDistribution's methods are the API these implement.
+__all__: list[str] = []
 
 LD = np.longdouble
 _TINY = 2.3e-308   # masses below the double range are lost in the export: each counts this much
@@ -31,7 +38,7 @@ def _dp_accounting() -> Any:
     return pld_pmf, privacy_loss_distribution
 
 
-def to_dp_accounting(pld: "PrivacyLossDistribution") -> Any:
+def to_dp_accounting(pld: Any) -> Any:
     """A pessimistic ``dp_accounting`` PLD whose delta(eps) is never below the true delta (module docstring)."""
     pld_pmf, lib = _dp_accounting()
     m = pld._atoms
@@ -56,14 +63,13 @@ def _dense(pmf: Any) -> tuple[float, int, np.ndarray, float]:
     return float(dense._discretization), int(dense._lower_loss), probs, float(dense._infinity_mass)
 
 
-def from_dp_accounting(cls: type, pld: Any) -> "PrivacyLossDistribution":
+def from_dp_accounting(cls: Callable[..., T], pld: Any) -> T:
     """ppk's PLD of a dp_accounting PLD, taken as given (its discretisation is dp_accounting's).
 
     ppk reports the larger of the two orders of the pair (P, Q = P e^-L); dp_accounting, told the PLD is
     symmetric, reports one, so ppk's value can exceed it by the asymmetry of the discretisation (~1e-8
     relative for a connect-the-dots Gaussian at Delta = 1e-3).
     """
-    from .pld import _Masses
     _, lib = _dp_accounting()
     if not isinstance(pld, lib.PrivacyLossDistribution):
         raise TypeError(f"pld must be a dp_accounting PrivacyLossDistribution, got {type(pld).__name__}")
@@ -83,7 +89,7 @@ def from_dp_accounting(cls: type, pld: Any) -> "PrivacyLossDistribution":
                infinity_mass_lower=inf, _atoms=atoms)
 
 
-def privacy_profile(pld: "PrivacyLossDistribution") -> Callable[[float], float]:
+def privacy_profile(pld: Any) -> Callable[[float], float]:
     """eps -> certified upper end of delta(eps): a privacy profile, e.g. for OpenDP's ``new_privacy_profile``."""
     def profile(eps: float) -> float:
         return float(pld.delta_bracket(float(eps))[1])

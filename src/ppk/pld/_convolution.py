@@ -27,7 +27,7 @@ import numpy as np
 import numpy.typing as npt
 import scipy.fft
 
-from . import _kernels
+from .. import _kernels
 
 __all__ = ["convolve", "fft_error_bound", "METHODS", "EXACT_WORK_LIMIT", "EXACT_MAX_WORK"]
 

@@ -1,25 +1,27 @@
 """An accountant for a release plan: several releases composed into one privacy curve (docs/accuracy.md,
 "Composition").
 
-Each release becomes a :class:`~ppk.PrivacyLossDistribution` on a common grid and the plan is their
-composition, with the certified bracket of the PLDs.  Releases that share natural noise -- two counts
-of the same database against the same attacker -- are *not* independent: composing them would
-under-report delta, so the accountant refuses and says what to use instead
-(:meth:`ppk.CountingQuery.repeat`, :class:`ppk.OverlappingCounts`, :class:`ppk.HistogramQuery`).
+Each release becomes a :class:`~ppk.PrivacyLossDistribution` on a common grid
+(:meth:`~ppk.PrivacyLossDistribution.from_curve` for any query) and the plan is their composition, with
+the certified bracket of the PLDs.  Releases that share natural noise -- two releases over the same
+unknown rows, which the queries name (``PrivacyCurve._rows_key``: a count's database and attacker, a
+NoisyQuery's natural law, ...) -- are *not* independent: composing them would under-report delta, so
+the accountant refuses and says what to use instead (:meth:`ppk.CountingQuery.repeat`,
+:class:`ppk.OverlappingCounts`, :class:`ppk.HistogramQuery`).
 """
 from __future__ import annotations
 
 import math
 import sys
-from typing import Any, overload
+from typing import Any, Hashable, overload
 
 import numpy.typing as npt
 
-from ._typing import FloatArray
+from .._curve import PrivacyCurve
+from .._typing import FloatArray
+from .._validate import choice, flag, integer, real, text
 from . import _convolution
-from ._validate import choice, flag, integer, real, text
-from .counting import CountingQuery
-from .pld import PrivacyLossDistribution
+from .distribution import PrivacyLossDistribution
 
 __all__ = ["Accountant"]
 
@@ -38,6 +40,7 @@ class Accountant:
 
     Examples
     --------
+    >>> from ppk import CountingQuery
     >>> acc = Accountant(value_discretization_interval=1e-3)
     >>> acc = acc.add_gaussian(sigma=3.0, times=4).add_laplace(scale=20.0)
     >>> acc = acc.add(CountingQuery(n=10_001, known=0, p=0.3, sigma=5.0))
@@ -53,7 +56,7 @@ class Accountant:
         self.composition = choice("composition", composition, _convolution.METHODS)
         self.progress = flag("progress", progress)
         self._plan: list[tuple[str, PrivacyLossDistribution, int]] = []
-        self._databases: dict[tuple[int, int, float], str] = {}
+        self._databases: dict[Hashable, str] = {}
         self._composed: PrivacyLossDistribution | None = None
 
     def __repr__(self) -> str:
@@ -61,43 +64,48 @@ class Accountant:
 
     # -- the plan ------------------------------------------------------------------------------
     def add(self, release: Any, *, times: int = 1, name: str | None = None) -> "Accountant":
-        """Add ``times`` independent runs of a release: a PrivacyLossDistribution or a CountingQuery.
+        """Add ``times`` independent runs of a release: a PrivacyLossDistribution or any query (CountingQuery,
+        NoisyQuery, HistogramQuery, OverlappingCounts), whose PLD is
+        :meth:`PrivacyLossDistribution.from_curve` on the plan's grid.
 
-        A CountingQuery of a database already in the plan (same ``n``, ``known``, ``p``) shares its
-        unknown rows with it, so the two are not independent: refused, with what to use instead.
+        A release over unknown rows already in the plan (a count of the same ``n``, ``known``, ``p``; a
+        NoisyQuery of the same natural law; ...) shares them, so the two are not independent: refused,
+        with what to use instead.
         """
         times = integer("times", times, minimum=1)
         if name is not None:
             name = text("name", name)
-        dx = self.value_discretization_interval
-        if isinstance(release, CountingQuery):
-            key = (release.n, release.known, release.p)
-            if times > 1 and key not in self._databases:
-                raise ValueError(
-                    f"times must be 1 for a CountingQuery, got {times}: the {times} releases of {release!r} share "
-                    "its unknown rows, so natural noise is not fresh and composing them as independent would "
-                    "under-report delta. Use CountingQuery.repeat(k) for k releases of one count.")
-            if key in self._databases:
-                raise ValueError(
-                    f"{release!r} shares its unknown rows with {self._databases.get(key, 'itself')}: natural noise "
-                    "is not fresh, so composing the releases as independent would under-report delta. Use "
-                    "CountingQuery.repeat(k) for k releases of one count, ppk.OverlappingCounts for counts over "
-                    "overlapping groups, ppk.HistogramQuery for a histogram.")
-            label = name or repr(release)
-            self._databases[key] = label
-            pld = PrivacyLossDistribution.from_counting_query(release, value_discretization_interval=dx)
-        elif isinstance(release, PrivacyLossDistribution):
-            label = name or f"PLD #{len(self._plan) + 1}"
-            pld = release
-        elif type(release).__name__ in ("HistogramQuery", "OverlappingCounts"):
-            raise TypeError(f"{type(release).__name__} has no privacy loss distribution yet (its delta is a "
-                            "bracket of the whole release): it cannot be composed with other releases here")
+        if isinstance(release, PrivacyLossDistribution):
+            key, label = release._shared_noise_key, name or f"PLD #{len(self._plan) + 1}"
+        elif isinstance(release, PrivacyCurve):
+            key, label = release._rows_key, name or repr(release)
         else:
-            raise TypeError(f"release must be a PrivacyLossDistribution or a CountingQuery, got "
-                            f"{type(release).__name__}; Gaussian and Laplace mechanisms: add_gaussian, add_laplace")
+            raise TypeError(f"release must be a PrivacyLossDistribution or a query (CountingQuery, NoisyQuery, "
+                            f"HistogramQuery, OverlappingCounts), got {type(release).__name__}; Gaussian and "
+                            "Laplace mechanisms: add_gaussian, add_laplace")
+        self._check_rows(key, release, times)
+        pld = release if isinstance(release, PrivacyLossDistribution) else PrivacyLossDistribution.from_curve(
+            release, value_discretization_interval=self.value_discretization_interval)
+        if key is not None:
+            self._databases[key] = label
         self._plan.append((label, pld.with_composition(self.composition), times))
         self._composed = None
         return self
+
+    def _check_rows(self, key: Hashable | None, release: Any, times: int) -> None:
+        """Refuse a release whose unknown rows (``key``) another release of the plan, or its own repeats, use."""
+        if key is None:
+            return
+        remedy = ("Use CountingQuery.repeat(k) for k releases of one count, ppk.OverlappingCounts for counts over "
+                  "overlapping groups, ppk.HistogramQuery for a histogram; or, if the releases use disjoint unknown "
+                  "rows, compose their PLDs with independent=True and add the result.")
+        if key in self._databases:
+            raise ValueError(f"{release!r} shares its unknown rows with {self._databases[key]}: natural noise is not "
+                             f"fresh, so composing the releases as independent would under-report delta. {remedy}")
+        if times > 1:
+            raise ValueError(f"times must be 1 for a release with natural noise, got {times}: the {times} releases of "
+                             f"{release!r} share its unknown rows, so natural noise is not fresh and composing them "
+                             f"as independent would under-report delta. {remedy}")
 
     def add_gaussian(self, *, sigma: float, sensitivity: float = 1.0, times: int = 1) -> "Accountant":
         """Add ``times`` runs of the Gaussian mechanism (sigma in the units of ``sensitivity``).
