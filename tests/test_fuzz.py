@@ -86,7 +86,7 @@ def _cli_finding(argv, flag, capsys) -> str | None:
         return f"ppk {' '.join(argv)}: exit {rc}"
     if "--" not in err:
         return f"ppk {' '.join(argv)}: the error names no flag: {err.strip()[-150:]}"
-    from ppk.cli import _flags, build_parser
+    from ppk.cli._main import _flags, build_parser
     for internal in ("max_workers", "n_stakeholders", "strict=", "Errno", "Traceback"):
         if internal in err:
             return f"ppk {' '.join(argv)}: the error speaks Python ({internal}): {err.strip()[-150:]}"

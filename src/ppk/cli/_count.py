@@ -1,0 +1,214 @@
+"""The commands of a noisy count: ``ppk delta`` (alias ``curve``), ``ppk calibrate``, ``ppk alg2`` and
+``ppk release``."""
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+import numpy as np
+
+from .. import baselines
+from .._io import read_binary_column
+from ..algorithm1 import alg1
+from ..algorithm2 import alg2
+from ..counting import CountingQuery
+from ..release import alg2_record, exact_warning, guarantee, make_record, release
+from ._args import add_command, add_json_flag, add_query_args, add_seed_args, call_seeded, release_rng, whole
+from ._emit import exp_rounded_up, fmt_from_log, fmt_number, print_json, print_ledger, print_record, print_table
+from ._records import file_input, stated_warning
+
+
+def _natural_noise_line(n: int, known: int, p: float) -> str:
+    N = n - known - 1
+    if N == 0:
+        return "N = 0: the attacker knows every other row; no natural noise (the Gaussian mechanism's curve)"
+    if p in (0.0, 1.0):
+        return f"p = {p:g}: every unknown row is {int(p)}, so they hide nothing; no natural noise (the Gaussian " \
+               "mechanism's curve)"
+    return f"N = {N} unknown rows act as natural noise"
+
+
+def _count_attacker(n: int, known: int, p: float) -> tuple[dict, bool]:
+    """The record's attacker of a count whose unknown rows are Bernoulli(--p), and whether that is plain DP
+    (no natural noise: the curve is the Gaussian mechanism's)."""
+    N = n - known - 1
+    standard = N == 0 or p in (0.0, 1.0)
+    belief = f"each unknown row is 1 with probability p = {p:g}, independently, stated by the steward (--p)"
+    text = (f"any attacker (standard DP: {_natural_noise_line(n, known, p)})" if standard else
+            f"an attacker who knows {known} of the {n} rows exactly, not the challenge row; the other {N} rows "
+            f"are natural noise: {belief}")
+    return dict(rows=n, rows_known=known, rows_unknown=N, belief=belief,
+                belief_source="none" if standard else "stated_by_steward", text=text), standard
+
+
+def _count_record(n: int, known: int, p: float, sigma: float, *, eps: Any, delta_mechanism: Any, text: str) -> dict:
+    """The record of a noisy count's curve or calibration; ``text`` may name the guarantee's ``{kind}``."""
+    attacker, standard = _count_attacker(n, known, p)
+    warnings = []
+    if sigma == 0:
+        warnings.append(exact_warning("the count would be", known))
+    if not standard:
+        warnings.append(stated_warning(known, n, "--p"))
+    kind = "DP" if standard else "PPK-DP"
+    return make_record(attacker=attacker, guarantee=guarantee(kind=kind, eps=eps, delta_mechanism=delta_mechanism,
+                                                              text=text.replace("{kind}", kind)),
+                       noise=dict(law="none" if sigma == 0 else "gaussian", scale=sigma, scale_name="sigma",
+                                  unit="counts", per="value"), warnings=warnings)
+
+
+def _run_delta(args: argparse.Namespace) -> int:
+    q = CountingQuery(n=args.n, known=args.known, p=args.p, sigma=args.sigma)
+    eps = np.array(args.eps, dtype=float)
+    log_d, log_u = q.log_delta(eps), q.log_delta_upper(eps)
+    rows = [dict(eps=float(e), delta=math.exp(ld), log_delta=float(ld), delta_upper=exp_rounded_up(lu))
+            for e, ld, lu in zip(eps, log_d, log_u)]
+    record = _count_record(q.n, q.known, q.p, q.sigma, eps=[r["eps"] for r in rows],
+                           delta_mechanism=[r["delta_upper"] for r in rows],
+                           text="the count plus N(0, sigma^2) is (eps, delta_upper)-{kind} at each eps of the curve")
+    if args.json:
+        print_json(dict(query=dict(n=q.n, known=q.known, p=q.p, sigma=q.sigma, beta=q.beta), curve=rows,
+                        record=record))
+        return 0
+    print(f"{q!r}: {_natural_noise_line(q.n, q.known, q.p)}; beta = sigma/n = {q.beta:.3g}")
+    print_table(["eps", "delta", "log(delta)", "delta_upper"],
+                [[fmt_number(e), fmt_from_log(ld), f"{ld:.10g}", fmt_from_log(lu)]
+                 for e, ld, lu in zip(eps, log_d, log_u)])
+    if args.plot:
+        from ..plotting import plot_privacy_curve
+        grid = np.linspace(0.0, max(float(eps.max()), 1e-3), 161)
+        plot_privacy_curve(q, eps=grid, path=args.plot)
+        print(f"\nplot: {args.plot}  (delta on a log axis, eps from 0 to {grid[-1]:g}, with the DP curve of the "
+              "same noise)")
+    print_record(record)
+    return 0
+
+
+def _run_calibrate(args: argparse.Namespace) -> int:
+    r = alg1(n=args.n, known=args.known, p=args.p, eps=args.eps, delta=args.delta, error=args.error)
+    rows = [("PPK-DP, Algorithm 1", r.sigma)]
+    rows.append(("analytic Gaussian (Balle-Wang)", baselines.analytic_gaussian_sigma(eps=r.eps, delta=r.delta)))
+    rows.append(("Cor. 3.2, corrected", baselines.sufficient_gaussian_sigma(eps=r.eps, delta=r.delta)
+                 if r.delta <= 0.25 else math.nan))
+    rows.append(("classic Gaussian (Thm 3.1)", baselines.classic_gaussian_sigma(eps=r.eps, delta=r.delta)
+                 if r.eps < 1 else math.nan))
+
+    def gain(s: float) -> float:
+        return math.inf if r.sigma == 0 else s / r.sigma
+
+    record = _count_record(r.n, r.known, r.p, r.sigma, eps=r.eps, delta_mechanism=r.delta,
+                           text="the count plus N(0, sigma^2) at the sigma found is (eps, delta)-{kind} (certified "
+                                f"delta {r.delta_achieved:.6g} <= delta); a release by ppk adds the samplers' term")
+    if args.json:
+        print_json(dict(n=r.n, known=r.known, p=r.p, eps=r.eps, delta=r.delta, sigma=r.sigma, beta=r.beta,
+                        zeta=r.zeta, delta_achieved=r.delta_achieved, evaluations=r.evaluations, reason=r.reason,
+                        baselines={name: (None if math.isnan(s) else s) for name, s in rows[1:]},
+                        gain_vs_analytic=None if r.sigma == 0 else gain(rows[1][1]), record=record))
+        return 0
+    print(f"Noise for a count over n={r.n} rows, attacker knows {r.known}, unknown rows Bernoulli({r.p}),"
+          f" target (eps={r.eps:g}, delta={r.delta:g})")
+    print(f"{_natural_noise_line(r.n, r.known, r.p)}.  sigma is a standard deviation in counts;"
+          " beta = sigma / n.\n")
+    print_table(["method", "sigma", "beta", "baseline/PPK"],
+                [[name, "n/a" if math.isnan(s) else f"{s:.6g}", "n/a" if math.isnan(s) else f"{s / r.n:.4g}",
+                  "" if i == 0 or math.isnan(s) else f"{gain(s):.4g}"] for i, (name, s) in enumerate(rows)])
+    print(f"\nAlgorithm 1: {r.reason}; {r.evaluations} evaluations; sigma* lies in [sigma - {r.zeta:.2g}, sigma];"
+          f" certified delta at sigma = {r.delta_achieved:.6g}")
+    if r.eps >= 1:
+        print("The classic Gaussian mechanism (Dwork-Roth Thm A.1) is only valid for eps < 1.")
+    print_record(record)
+    return 0
+
+
+def _run_alg2(args: argparse.Namespace) -> int:
+    rng = release_rng(args)
+    r = call_seeded(alg2, count=args.count, n=args.n, known=args.known, eps=args.eps, delta=args.delta,
+                    kappa1=args.kappa1, kappa2=args.kappa2, kappa3=args.kappa3, hoeffding=args.hoeffding, rng=rng,
+                    noise=args.noise)
+    # the ledger's count estimate is itself a release: one draw of the samplers
+    record = alg2_record(r, draws=1, value_published=False)
+    if args.json:
+        print_json({**r.ledger(), "record": record})
+    else:
+        print_ledger(r.ledger(), record)
+    return 0
+
+
+def _run_release(args: argparse.Namespace) -> int:
+    rng = release_rng(args)
+    read = read_binary_column(args.csv, args.column)
+    out = call_seeded(release, count=read.counts[1], n=read.rows, known=args.known, eps=args.eps, delta=args.delta,
+                      kappa1=args.kappa1, kappa2=args.kappa2, kappa3=args.kappa3, hoeffding=args.hoeffding,
+                      rng=rng, noise=args.noise)
+    public = out.public(input=file_input(read, args.column))
+    if args.json:
+        print_json(public)
+    else:
+        print_ledger(out.calibration.ledger(), public["record"], value=out.value)
+    return 0
+
+
+def _add_alg2_args(parser: argparse.ArgumentParser) -> None:
+    """The options of Algorithm 2, shared by ``ppk alg2`` and ``ppk release``."""
+    parser.add_argument("--known", type=whole, required=True, help="rows the attacker knows (public), < n")
+    parser.add_argument("--eps", type=float, required=True, help="total epsilon; half estimates the bias")
+    parser.add_argument("--delta", type=float, required=True, help="total delta = kappa1 + kappa2 + kappa3")
+    parser.add_argument("--kappa1", type=float, default=0.0, help="background-knowledge exclusion (default 0)")
+    parser.add_argument("--kappa2", type=float, default=None,
+                        help="failure probability of the bias interval (default: half of delta - kappa1)")
+    parser.add_argument("--kappa3", type=float, default=None,
+                        help="Laplace truncation + Algorithm 1 budget (default: the rest)")
+    parser.add_argument("--noise", choices=["gaussian", "discrete_gaussian", "discrete_laplace"], default="gaussian",
+                        help="the law added to the count: the Gaussian (released rounded) or an exact discrete law, "
+                             "calibrated for it (default %(default)s)")
+    parser.add_argument("--hoeffding", choices=["additive", "kl"], default="additive",
+                        help="bias interval: closed-form additive Hoeffding or Chernoff-KL (default %(default)s)")
+    add_seed_args(parser, default_source=" (default: the operating system's secure source)")
+    add_json_flag(parser)
+
+
+_DELTA = ("Exact delta(eps) of count + N(0, sigma^2) when the attacker knows --known of --n rows and the others are "
+          "Bernoulli(--p). delta_upper is the certified upper bound that calibration uses.")
+_CALIBRATE = ("Algorithm 1: the smallest sigma (counts) with which the noisy count is (eps, delta)-private against an "
+              "attacker who knows --known of --n rows, next to the noise plain DP needs.  The sigma printed is "
+              "certified: its delta was evaluated and is <= --delta.")
+_ALG2 = ("Algorithm 2: estimate the bias privately (eps/2, Laplace), bound it (Hoeffding), and run Algorithm 1 over "
+         "the supported biases with eps/2. Prints the public ledger (no Laplace draw, nothing that reveals the "
+         "count).")
+_RELEASE = ("Calibrate with Algorithm 2 and release count + noise (rounded Gaussian by default, or a discrete "
+            "Gaussian or Laplace: --noise). The CSV is read strictly: one record per line, quotes only around whole "
+            "fields, the header's number of fields, every cell 0 or 1; on any bad row nothing is released. The "
+            "output ends with its record: the file's SHA-256, the attacker, the guarantee, the noise and every "
+            "warning.")
+
+
+def register(sub: Any) -> None:
+    """Add delta (curve), calibrate, alg2 and release to the sub-commands ``sub``."""
+    d = add_command(sub, "delta", _run_delta, aliases=["curve"], help="the privacy curve delta(eps) of a noisy count",
+                    description=_DELTA)
+    add_query_args(d, sigma=True)
+    d.add_argument("--eps", type=float, nargs="+", default=[0.0, 0.01, 0.05, 0.1, 0.5, 1.0],
+                   help="epsilon values (default %(default)s)")
+    d.add_argument("--plot", metavar="FILE", default=None,
+                   help="also draw delta(eps) from 0 to the largest --eps, with the DP curve of the same noise, "
+                        "into FILE (PNG; needs matplotlib)")
+
+    c = add_command(sub, "calibrate", _run_calibrate,
+                    help="least Gaussian noise for (eps, delta)-PPK-DP (Algorithm 1), vs DP", description=_CALIBRATE)
+    add_query_args(c, sigma=False)
+    c.add_argument("--eps", type=float, default=0.02, help="privacy parameter epsilon > 0 (default %(default)s)")
+    c.add_argument("--delta", type=float, default=1e-6, help="privacy parameter delta in (0, 1) (default %(default)s)")
+    c.add_argument("--error", type=float, default=None,
+                   help="absolute tolerance on sigma in counts (default: relative 1e-10)")
+
+    a = add_command(sub, "alg2", _run_alg2, help="private end-to-end calibration from a count (Algorithm 2)",
+                    description=_ALG2)
+    a.add_argument("--count", type=whole, required=True, help="number of 1s (kept private)")
+    a.add_argument("--n", type=whole, required=True, help="number of rows")
+    _add_alg2_args(a)
+
+    r = add_command(sub, "release", _run_release, help="release a noisy count of a 0/1 CSV column",
+                    description=_RELEASE)
+    r.add_argument("--csv", required=True, help="CSV file with a header row")
+    r.add_argument("--column", required=True, help="name of the 0/1 column")
+    _add_alg2_args(r)

@@ -1,0 +1,83 @@
+"""The ``ppk`` parser, assembled from the command families, and :func:`main`: it runs a command and
+answers errors, Ctrl-C and a closed pipe in the command line's terms."""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+
+from .. import __version__
+from . import _count, _evaluate, _histogram, _pk, _related, _samplers
+
+#: The families in the order ``ppk --help`` lists their commands.
+_FAMILIES = (_count, _histogram, _evaluate, _related, _samplers, _pk)
+
+#: Python names that differ from the flag a user typed
+_FLAG_OF = {"n_stakeholders": "--stakeholders", "max_workers": "--jobs", "rng": "--seed", "strict": "--at-least"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ppk",
+        description="Differential privacy under partial background knowledge: the attacker knows only "
+                    "some rows; the rows they do not know act as natural noise.")
+    parser.add_argument("--version", action="version", version=f"ppk {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for family in _FAMILIES:
+        family.register(sub)
+    return parser
+
+
+def _flags(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """dest -> flag for every option of every command."""
+    out: dict[str, str] = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action.choices.values():
+                out.update(_flags(sub))
+        elif action.option_strings and action.dest not in ("help", "version"):
+            out[action.dest] = max(action.option_strings, key=len)
+    return out
+
+
+def _in_cli_terms(message: str, parser: argparse.ArgumentParser) -> str:
+    """'kappa2 must be > 0' -> '--kappa2 must be > 0': the names the user typed, not Python's."""
+    names = {**_flags(parser), **_FLAG_OF}
+
+    def flag(match: re.Match) -> str:
+        return names.get(match.group(1), match.group(1)) + match.group(2)
+    return re.sub(r"\b([A-Za-z_][A-Za-z0-9_]*)( must| =|=| is too)", flag, message)
+
+
+def _command_name(args: argparse.Namespace) -> str:
+    """'ppk sp tables', 'ppk delta': the command as typed, for messages."""
+    words = [args.command] + [getattr(args, f"{args.command}_command", None) or ""]
+    return "ppk " + " ".join(w for w in words if w)
+
+
+def main(argv: list[str] | None = None) -> int:
+    try:
+        parser = build_parser()
+        args = parser.parse_args(argv)
+    except KeyboardInterrupt:   # Ctrl-C before the command started: the same one line and exit code
+        print("\nppk: interrupted", file=sys.stderr)
+        return 130
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 0
+    try:
+        return args.func(args)
+    except KeyboardInterrupt:
+        # Ctrl-C: the C++ kernels poll for it and raise KeyboardInterrupt, so does Python; one line, no
+        # traceback, and the shell's code for SIGINT (128 + 2).  Nothing half-computed was printed as a result.
+        print(f"\n{_command_name(args)}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        # the reader went away (e.g. `ppk sp tables | head -1`): end quietly, as the Python docs advise
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 1
+    except (ValueError, TypeError, OSError) as exc:
+        print(f"{_command_name(args)}: error: {_in_cli_terms(str(exc), parser)}", file=sys.stderr)
+        return 2
