@@ -16,11 +16,11 @@ def _check_feasible_and_minimal(r, rel=1e-8):
     assert q.delta(r.eps) <= r.delta
     assert q.delta_upper(r.eps) <= r.delta
     assert r.delta_achieved <= r.delta
-    if r.sigma > 0:
+    if r.scale > 0:
         # just below the bracket the target is violated (up to the few-ulp safety margin of the
         # search): sigma is within zeta of the optimum
-        assert q.with_sigma(r.sigma - r.zeta).delta_upper(r.eps) > r.delta * (1 - 1e-13)
-        assert r.zeta <= max(rel * r.sigma, 1e-300)
+        assert q.with_sigma(r.scale - r.zeta).delta_upper(r.eps) > r.delta * (1 - 1e-13)
+        assert r.zeta <= max(rel * r.scale, 1e-300)
 
 
 @pytest.mark.parametrize("N,p,eps,delta", [(5, 0.5, 0.3, 1e-3), (20, 0.2, 0.1, 1e-6), (100, 0.6, 0.05, 1e-9),
@@ -31,13 +31,13 @@ def test_sigma_matches_independent_bisection_on_the_mpmath_oracle(N, p, eps, del
     f = lambda s: float(oracle.log_delta(N, p, s, eps, dps=30)) - target  # noqa: E731
     hi = bl.analytic_gaussian_sigma(eps=eps, delta=delta)
     want = optimize.brentq(f, 1e-3, hi * 1.001, xtol=1e-12, rtol=1e-11)
-    assert want * (1 - 1e-9) <= r.sigma <= want * (1 + 1e-8)
+    assert want * (1 - 1e-9) <= r.scale <= want * (1 + 1e-8)
     _check_feasible_and_minimal(r)
 
 
 def test_natural_noise_alone():
     r = ppk.alg1(n=10**6, known=5 * 10**5, p=0.5, eps=0.01, delta=1e-6)
-    assert r.sigma == 0.0 and r.reason == "natural noise alone suffices" and r.evaluations == 1
+    assert r.scale == 0.0 and r.reason == "natural noise alone suffices" and r.evaluations == 1
     assert r.query.delta(0.01) <= 1e-6
 
 
@@ -46,15 +46,15 @@ def test_natural_noise_alone():
 def test_no_natural_noise_gives_the_analytic_gaussian(kwargs):
     r = ppk.alg1(**kwargs, eps=0.1, delta=1e-6)
     assert r.reason.startswith("no natural noise")
-    assert r.sigma == pytest.approx(bl.analytic_gaussian_sigma(eps=0.1, delta=1e-6), rel=1e-9)
+    assert r.scale == pytest.approx(bl.analytic_gaussian_sigma(eps=0.1, delta=1e-6), rel=1e-9)
     _check_feasible_and_minimal(r)
 
 
 @pytest.mark.parametrize("n", [10**4, 10**5, 10**6])
 def test_never_above_analytic_gaussian_and_beta_in_units(n):
     r = ppk.alg1(n=n, known=n // 2, p=0.3, eps=0.01, delta=1e-8)
-    assert r.sigma <= bl.analytic_gaussian_sigma(eps=0.01, delta=1e-8)
-    assert r.beta == r.sigma / n
+    assert r.scale <= bl.analytic_gaussian_sigma(eps=0.01, delta=1e-8)
+    assert r.query.beta == r.scale / n
     _check_feasible_and_minimal(r)
 
 
@@ -67,7 +67,7 @@ def test_error_is_an_absolute_tolerance():
 def test_small_sigma_regime_is_solved_not_chased_to_zero():
     # near the flat region sigma* jumps from 0 to ~0.46 (docs/decisions.md): never a 1e-20 "solution"
     r = ppk.alg1(n=2001, known=1, p=0.4, eps=0.1741, delta=1e-6)
-    assert r.sigma == 0.0 or r.sigma > 0.01
+    assert r.scale == 0.0 or r.scale > 0.01
     _check_feasible_and_minimal(r)
 
 
@@ -79,9 +79,9 @@ def test_property_feasible_and_minimal(n, p, eps, log10_delta):
 
 @given(st.integers(10, 3000), st.floats(0.05, 0.95), st.floats(0.01, 0.5))
 def test_monotone_in_delta_and_eps(n, p, eps):
-    s1 = ppk.alg1(n=n, known=0, p=p, eps=eps, delta=1e-9).sigma
-    s2 = ppk.alg1(n=n, known=0, p=p, eps=eps, delta=1e-6).sigma
-    s3 = ppk.alg1(n=n, known=0, p=p, eps=2 * eps, delta=1e-6).sigma
+    s1 = ppk.alg1(n=n, known=0, p=p, eps=eps, delta=1e-9).scale
+    s2 = ppk.alg1(n=n, known=0, p=p, eps=eps, delta=1e-6).scale
+    s3 = ppk.alg1(n=n, known=0, p=p, eps=2 * eps, delta=1e-6).scale
     assert s1 >= s2 * (1 - 1e-9) and s2 >= s3 * (1 - 1e-9)
 
 

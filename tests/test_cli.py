@@ -26,7 +26,7 @@ def test_calibrate_json_matches_api(capsys):
                  "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     r = ppk.alg1(n=5000, known=100, p=0.3, eps=0.05, delta=1e-8)
-    assert out["sigma"] == r.sigma and out["reason"] == r.reason
+    assert out["sigma"] == r.scale and out["reason"] == r.reason
     assert out["baselines"]["analytic Gaussian (Balle-Wang)"] == pytest.approx(
         ppk.baselines.analytic_gaussian_sigma(eps=0.05, delta=1e-8))
     assert out["gain_vs_analytic"] >= 1.0

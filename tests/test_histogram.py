@@ -140,37 +140,37 @@ def test_bracket_is_ordered_and_monotone(N, a, b, sigma, eps):
 
 def test_calibration_is_certified_and_beats_plain_dp():
     probs = [0.1, 0.15, 0.25, 0.5]
-    cal = ppk.calibrate_histogram(n=2_000, known=500, probs=probs, eps=0.2, delta=1e-7)
-    assert 0 < cal.sigma < cal.sigma_dp
-    assert cal.sigma_dp == pytest.approx(analytic_gaussian_sigma(eps=0.2, delta=1e-7, sensitivity=math.sqrt(2)))
+    cal = ppk.calibrate(ppk.HistogramQuery(n=2_000, known=500, probs=probs, sigma=0.0), eps=0.2, delta=1e-7)
+    assert 0 < cal.scale < cal.scale_dp
+    assert cal.scale_dp == pytest.approx(analytic_gaussian_sigma(eps=0.2, delta=1e-7, sensitivity=math.sqrt(2)))
     assert cal.query.delta_upper(0.2) <= 1e-7 and cal.delta_achieved <= 1e-7
-    below = cal.query.with_sigma(cal.sigma * (1 - 1e-4))
+    below = cal.query.with_sigma(cal.scale * (1 - 1e-4))
     assert below.delta_upper(0.2) > 1e-7   # near the least sigma, not just any private one
     assert 0 < cal.noise_saved < 1
 
 
 def test_natural_noise_alone_can_suffice():
-    cal = ppk.calibrate_histogram(n=10**6, known=0, probs=[0.3, 0.3, 0.4], eps=0.5, delta=1e-6)
-    assert cal.sigma == 0.0 and cal.delta_achieved <= 1e-6
+    cal = ppk.calibrate(ppk.HistogramQuery(n=10**6, known=0, probs=[0.3, 0.3, 0.4], sigma=0.0), eps=0.5, delta=1e-6)
+    assert cal.scale == 0.0 and cal.delta_achieved <= 1e-6
 
 
 @pytest.mark.parametrize("k", [2, 3, 5, 20])
 def test_a_floor_on_the_probabilities_releases_for_any_number_of_categories(k):
     counts = [100 + 7 * i for i in range(k)]
     with pytest.warns(ppk.InsecureRandomnessWarning):
-        out = ppk.release_histogram(counts=counts, known=50, min_prob=0.5 / k, eps=1.0, delta=1e-6, rng=k)
+        out = ppk.release(counts=counts, known=50, min_prob=0.5 / k, eps=1.0, delta=1e-6, rng=k)
     assert len(out.values) == k and out.calibration.delta_achieved <= 1e-6
     floor = ppk.histogram.floor_probabilities(categories=k, min_prob=0.5 / k)
     if k >= 3:   # one probability per category: the issue's probs=floor_probabilities(...) call works
         assert len(floor) == k and min(floor) == 0.5 / k
         with pytest.warns(ppk.InsecureRandomnessWarning):
-            again = ppk.release_histogram(counts=counts, known=50, probs=floor, eps=1.0, delta=1e-6, rng=k)
-        assert again.calibration.sigma == out.calibration.sigma
+            again = ppk.release(counts=counts, known=50, probs=floor, eps=1.0, delta=1e-6, rng=k)
+        assert again.calibration.scale == out.calibration.scale
     else:        # two counts: the covering belief has a third category, so min_prob= is the way
         with pytest.raises(ValueError, match="min_prob="):
-            ppk.release_histogram(counts=counts, known=50, probs=floor, eps=1.0, delta=1e-6)
+            ppk.release(counts=counts, known=50, probs=floor, eps=1.0, delta=1e-6)
     with pytest.raises(ValueError, match="not both"):
-        ppk.release_histogram(counts=counts, known=50, probs=floor, min_prob=0.1 / k, eps=1.0, delta=1e-6)
+        ppk.release(counts=counts, known=50, probs=floor, min_prob=0.1 / k, eps=1.0, delta=1e-6)
 
 
 def test_the_floor_belief_has_the_upper_end_of_two_categories_at_the_floor():
@@ -191,26 +191,26 @@ def _strict(text):
 
 def test_histogram_release_record_warns_when_counts_are_exact_and_the_belief_is_stated():
     from ppk._io import strict_json
-    exact = ppk.release_histogram(counts=[3000, 3000, 4000], known=10, probs=[0.3, 0.3, 0.4], eps=1.0, delta=1e-6)
-    assert exact.calibration.sigma == 0
+    exact = ppk.release(counts=[3000, 3000, 4000], known=10, probs=[0.3, 0.3, 0.4], eps=1.0, delta=1e-6)
+    assert exact.calibration.scale == 0
     public = _strict(strict_json(exact.public(categories=["a", "b", "c"])))
     assert public["values"] == {"a": 3000, "b": 3000, "c": 4000} and public["noise"] == "none"
     record = public["record"]
     assert record["noise"]["law"] == "none" and record["attacker"]["belief_source"] == "stated_by_steward"
     assert [w.split(":")[0] for w in record["warnings"]] == ["NO NOISE", "STATED BELIEF, NOT STANDARD DP"]
     assert record["guarantee"]["delta_sampler"] == 0.0 and record["guarantee"]["delta"] == 1e-6   # no draw
-    noisy = ppk.release_histogram(counts=[30, 30, 40], known=10, probs=[0.3, 0.3, 0.4], eps=1.0, delta=1e-6)
+    noisy = ppk.release(counts=[30, 30, 40], known=10, probs=[0.3, 0.3, 0.4], eps=1.0, delta=1e-6)
     g = noisy.public()["record"]["guarantee"]
-    assert noisy.calibration.sigma > 0 and g["delta_sampler"] == ppk.samplers.sampler_delta(1.0, 3) > 0
+    assert noisy.calibration.scale > 0 and g["delta_sampler"] == ppk.samplers.sampler_delta(1.0, 3) > 0
     assert g["delta"] > 1e-6     # the samplers' term, added and rounded up: never under-reported
 
 
 def test_release_histogram_adds_noise_to_every_bin():
     with pytest.warns(ppk.InsecureRandomnessWarning):
-        out = ppk.release_histogram(counts=[500, 300, 200], known=990, probs=[0.5, 0.3, 0.2], eps=0.5,
+        out = ppk.release(counts=[500, 300, 200], known=990, probs=[0.5, 0.3, 0.2], eps=0.5,
                                     delta=1e-6, rng=1)
     assert len(out.values) == 3 and out.insecure_for_testing
-    assert out.calibration.sigma > 0 and out.values != (500, 300, 200)
+    assert out.calibration.scale > 0 and out.values != (500, 300, 200)
 
 
 @pytest.mark.parametrize("kwargs, match", [
@@ -235,15 +235,15 @@ def test_histogram_bad_input_names_the_parameter(kwargs, match):
      "categories must be <= 1000000"),
     (lambda: ppk.histogram.floor_probabilities(categories=4, min_prob=0.3), ValueError,
      r"min_prob must be <= 1/categories = 0\.25"),
-    (lambda: ppk.calibrate_histogram(n=100, known=10, probs=[0.2, 0.8], eps=1.0, delta=1e-6, summation_rtol=0.0),
-     ValueError, "summation_rtol must be >= 1e-15"),
+    (lambda: ppk.calibrate(ppk.HistogramQuery(n=100, known=10, probs=[0.2, 0.8], sigma=0.0, rtol=0.0), eps=1.0,
+                           delta=1e-6), ValueError, "rtol must be >= 1e-15"),
     (lambda: ppk.histogram.probabilities("probs", [0.2, 0.8], minimum_length=None), TypeError,
      "minimum_length must be an integer"),
     (lambda: ppk.histogram.probabilities("probs", [0.2, 0.8], minimum_length=3), ValueError,
      "probs must list at least 3 probabilities, got 2"),
-    (lambda: ppk.release_histogram(counts=5, known=1, probs=[0.2, 0.8], eps=1.0, delta=1e-6), TypeError,
+    (lambda: ppk.release(counts=5, known=1, probs=[0.2, 0.8], eps=1.0, delta=1e-6), TypeError,
      "counts must be a list"),
-    (lambda: ppk.release_histogram(counts=[2**62, 2**62], known=1, probs=[0.2, 0.8], eps=1.0, delta=1e-6),
+    (lambda: ppk.release(counts=[2**62, 2**62], known=1, probs=[0.2, 0.8], eps=1.0, delta=1e-6),
      ValueError, "counts must add up to at most MAX_HISTOGRAM_ROWS"),
     (lambda: ppk.release(count=10, n=100, known=10, eps=1.0, delta=1e-6, audit=np.array([1.0, 2.0])), TypeError,
      "audit must be True or False"),

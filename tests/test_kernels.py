@@ -70,7 +70,7 @@ def test_binom_logpmf_matches_mpmath(N, p):
 
 @pytest.mark.parametrize("M,K,d", [(10, 4, 3), (100, 50, 50), (1000, 3, 999), (10_000, 2_000, 5_000), (50_000, 10_000, 20_000)])
 def test_hypergeom_matches_scipy(M, K, d):
-    support, pmf = ppk.hypergeom_pmf(population=M, successes=K, draws=d)
+    support, pmf = ppk.hypergeom.hypergeom_pmf(population=M, successes=K, draws=d)
     ref = stats.hypergeom(M=M, n=K, N=d)
     np.testing.assert_array_equal(support, np.arange(max(0, d - (M - K)), min(d, K) + 1))
     big = pmf > 1e-250
@@ -80,7 +80,7 @@ def test_hypergeom_matches_scipy(M, K, d):
 
 @pytest.mark.parametrize("M,K,d", [(60, 20, 30), (10**7, 4 * 10**6, 10**4)])
 def test_hypergeom_log_matches_mpmath(M, K, d):
-    support, logpmf = ppk.hypergeom_pmf(population=M, successes=K, draws=d, log=True)
+    support, logpmf = ppk.hypergeom.hypergeom_pmf(population=M, successes=K, draws=d, log=True)
     idx = np.unique(np.linspace(0, support.size - 1, 25).astype(int))
     with mp.workdps(50):
         want = [float(mp.log(mp.binomial(K, int(h)) * mp.binomial(M - K, d - int(h)) / mp.binomial(M, d)))
@@ -90,18 +90,18 @@ def test_hypergeom_log_matches_mpmath(M, K, d):
 
 
 def test_hypergeom_degenerate_and_bad_input():
-    s, p = ppk.hypergeom_pmf(population=5, successes=5, draws=3)
+    s, p = ppk.hypergeom.hypergeom_pmf(population=5, successes=5, draws=3)
     assert list(s) == [3] and p[0] == 1.0
-    s, p = ppk.hypergeom_pmf(population=5, successes=2, draws=0)
+    s, p = ppk.hypergeom.hypergeom_pmf(population=5, successes=2, draws=0)
     assert list(s) == [0] and p[0] == 1.0
     with pytest.raises(ValueError, match="successes"):
-        ppk.hypergeom_pmf(population=5, successes=6, draws=1)
+        ppk.hypergeom.hypergeom_pmf(population=5, successes=6, draws=1)
     with pytest.raises(ValueError, match="draws"):
-        ppk.hypergeom_pmf(population=5, successes=2, draws=-1)
+        ppk.hypergeom.hypergeom_pmf(population=5, successes=2, draws=-1)
     with pytest.raises(TypeError, match="population"):
-        ppk.hypergeom_pmf(population="5", successes=2, draws=1)
+        ppk.hypergeom.hypergeom_pmf(population="5", successes=2, draws=1)
     with pytest.raises(ValueError, match="MAX_SUPPORT"):
-        ppk.hypergeom_pmf(population=10**10, successes=5 * 10**9, draws=5 * 10**9)
+        ppk.hypergeom.hypergeom_pmf(population=10**10, successes=5 * 10**9, draws=5 * 10**9)
 
 
 def test_convolve_exact_and_small_values_survive():

@@ -179,7 +179,7 @@ def test_calibrate_agrees_with_algorithm_1_for_the_binomial_count():
     c = ppk.calibrate(ppk.NoisyQuery(natural=noise.Binomial(100_000, 0.5), added=noise.Gaussian(1.0)), eps=0.02,
                       delta=1e-6, rtol=1e-10)
     a = ppk.alg1(n=100_001, known=0, p=0.5, eps=0.02, delta=1e-6)
-    assert c.scale == pytest.approx(a.sigma, rel=1e-8)
+    assert c.scale == pytest.approx(a.scale, rel=1e-8)
 
 
 def test_calibrate_knows_when_the_natural_noise_suffices():
@@ -292,7 +292,7 @@ def test_alg1_is_calibrate_on_the_binomial(n, known, p, eps, delta):
     r = ppk.alg1(n=n, known=known, p=p, eps=eps, delta=delta)
     c = ppk.calibrate(ppk.NoisyQuery(natural=noise.Binomial(n - known - 1, p), added=noise.Gaussian(1.0)), eps=eps,
                       delta=delta, rtol=1e-10)
-    assert (r.sigma, r.sigma - r.zeta, r.reason, r.evaluations) == (c.scale, c.lower, c.reason, c.evaluations)
+    assert (r.scale, r.scale - r.zeta, r.reason, r.evaluations) == (c.scale, c.lower, c.reason, c.evaluations)
     # the bracket's ends: scale certified private; lower not (against the search's target, a few ulps
     # below log delta so that the bound also passes in floats: ppk._search.log_target)
     q = ppk.CountingQuery(n=n, known=known, p=p, sigma=c.scale)

@@ -215,7 +215,11 @@ for _m in ("delta", "delta_upper", "log_delta", "log_delta_upper"):
 _add("ppk.CountingQuery.epsilon", _method(_q, "epsilon"), delta=1e-6, rtol=1e-12)
 _add("ppk.CountingQuery.repeat", _method(_q, "repeat"), k=3)
 _add("ppk.CountingQuery.with_sigma", _method(_q, "with_sigma"), sigma=2.0)
-_add("ppk.hypergeom_pmf", ppk.hypergeom_pmf, population=1000, successes=400, draws=500, log=False)
+_add("ppk.CountingQuery.with_scale", _method(_q, "with_scale"), scale=2.0)
+_add("ppk.CountingQuery.dp_scale", _method(_q, "dp_scale"), eps=0.5, delta=1e-6)
+_add("ppk.counting.log_delta_upper_over_biases", ppk.counting.log_delta_upper_over_biases, n_unknown=100,
+     ps=[0.2, 0.5], sigma=2.0, eps=0.5)
+_add("ppk.hypergeom.hypergeom_pmf", ppk.hypergeom.hypergeom_pmf, population=1000, successes=400, draws=500, log=False)
 
 # ppk: the algorithms and the release
 _add("ppk.alg1", ppk.alg1, n=1000, known=500, p=0.3, eps=0.5, delta=1e-6, error=1e-3, rtol=1e-10)
@@ -294,8 +298,11 @@ _add("ppk.NoisyQuery (shifts)", lambda **kw: ppk.NoisyQuery(natural=noise.Binomi
 for _m in ("delta", "delta_upper", "log_delta", "log_delta_upper"):
     _add(f"ppk.NoisyQuery.{_m}", _method(_noisy, _m), eps=0.3)
 _add("ppk.NoisyQuery.epsilon", _method(_noisy, "epsilon"), delta=1e-6, rtol=1e-10)
-_add("ppk.calibrate", ppk.calibrate, natural=noise.Binomial(200, 0.3), added="discrete_gaussian", eps=0.5,
-     delta=1e-6, sensitivity=1, rtol=1e-8, atol=0.0)
+_add("ppk.NoisyQuery.with_scale", _method(_noisy, "with_scale"), scale=1.5)
+_add("ppk.NoisyQuery.dp_scale", _method(_noisy, "dp_scale"), eps=0.5, delta=1e-6)
+_add("ppk.calibrate", ppk.calibrate, query=ppk.NoisyQuery(natural=noise.Binomial(200, 0.3),
+                                                          added=noise.DiscreteGaussian(1.0)),
+     eps=0.5, delta=1e-6, rtol=1e-8, atol=0.0)
 
 # ppk: histograms and overlapping counts
 _add("ppk.HistogramQuery", ppk.HistogramQuery, n=1000, known=500, probs=[0.2, 0.3, 0.5], sigma=2.0, rtol=1e-3,
@@ -303,15 +310,15 @@ _add("ppk.HistogramQuery", ppk.HistogramQuery, n=1000, known=500, probs=[0.2, 0.
 for _m in ("delta", "delta_upper", "log_delta", "log_delta_upper", "delta_bracket", "log_delta_bracket"):
     _add(f"ppk.HistogramQuery.{_m}", _method(_histogram, _m), eps=0.5)
 _add("ppk.HistogramQuery.with_sigma", _method(_histogram, "with_sigma"), sigma=3.0)
+_add("ppk.HistogramQuery.with_scale", _method(_histogram, "with_scale"), scale=3.0)
+_add("ppk.HistogramQuery.dp_scale", _method(_histogram, "dp_scale"), eps=0.5, delta=1e-6)
+_add("ppk.HistogramQuery.epsilon", _method(_histogram, "epsilon"), delta=1e-6, rtol=1e-10)
 _add("ppk.HistogramQuery.worst_case", ppk.HistogramQuery.worst_case, n=1000, known=500, categories=4, min_prob=0.1,
      sigma=2.0, rtol=1e-3)
-_add("ppk.calibrate_histogram", ppk.calibrate_histogram, n=1000, known=500, probs=[0.2, 0.3, 0.5], eps=1.0,
-     delta=1e-6, rtol=1e-6, summation_rtol=1e-3)
-_add("ppk.release_histogram", ppk.release_histogram, counts=[200, 300, 500], known=500, probs=[0.2, 0.3, 0.5],
-     eps=1.0, delta=1e-6, rng=1)
-if "min_prob" in inspect.signature(ppk.release_histogram).parameters:
-    _add("ppk.release_histogram (min_prob)", lambda **kw: ppk.release_histogram(
-        counts=[200, 300, 500], known=500, eps=1.0, delta=1e-6, rng=1, **kw), min_prob=0.1)
+_add("ppk.release (histogram)", lambda **kw: ppk.release(**kw), counts=[200, 300, 500], known=500,
+     probs=[0.2, 0.3, 0.5], eps=1.0, delta=1e-6, rng=1)
+_add("ppk.release (histogram, min_prob)", lambda **kw: ppk.release(counts=[200, 300, 500], known=500, eps=1.0,
+                                                                   delta=1e-6, rng=1, **kw), min_prob=0.1)
 _add("ppk.histogram.probabilities", ppk.histogram.probabilities, name="values", values=[0.2, 0.8],
      minimum_length=2)
 _add("ppk.histogram.floor_probabilities", ppk.histogram.floor_probabilities, categories=4, min_prob=0.1)
@@ -321,8 +328,9 @@ for _m in ("delta", "delta_upper", "log_delta", "log_delta_upper", "delta_bracke
            "worst_atom"):
     _add(f"ppk.OverlappingCounts.{_m}", _method(_overlapping, _m), eps=0.5)
 _add("ppk.OverlappingCounts.with_sigmas", _method(_overlapping, "with_sigmas"), sigmas=[1.0, 4.0])
-_add("ppk.OverlappingCounts.calibrate", _method(_overlapping, "calibrate"), eps=1.0, delta=1e-6, ratios=[1.0, 2.0],
-     rtol=1e-10)
+_add("ppk.OverlappingCounts.with_scale", _method(_overlapping, "with_scale"), scale=4.0)
+_add("ppk.OverlappingCounts.dp_scale", _method(_overlapping, "dp_scale"), eps=0.5, delta=1e-6)
+_add("ppk.OverlappingCounts.epsilon", _method(_overlapping, "epsilon"), delta=1e-6, rtol=1e-10)
 _add("ppk.OverlappingCounts.from_membership", ppk.OverlappingCounts.from_membership,
      matrix=np.array([[1, 0], [1, 1], [0, 1]] * 100), known_rows=[0, 1], p=0.3, sigmas=[2.0, 3.0])
 _add("ppk.plot_privacy_curve", _closing_figures(ppk.plot_privacy_curve), queries=_q(), eps=[0.0, 0.5, 1.0], ax=None,
@@ -362,6 +370,8 @@ for _law, (_factory, _valid) in _ADDED.items():
 _bl = ppk.baselines
 _add("ppk.baselines.analytic_gaussian_delta", _bl.analytic_gaussian_delta, sigma=3.0, eps=0.5, sensitivity=1.0)
 _add("ppk.baselines.analytic_gaussian_log_delta", _bl.analytic_gaussian_log_delta, sigma=3.0, eps=0.5,
+     sensitivity=1.0)
+_add("ppk.baselines.analytic_gaussian_log_delta_upper", _bl.analytic_gaussian_log_delta_upper, sigma=3.0, eps=0.5,
      sensitivity=1.0)
 _add("ppk.baselines.analytic_gaussian_sigma", _bl.analytic_gaussian_sigma, eps=0.5, delta=1e-6, sensitivity=1.0,
      rtol=1e-12)
@@ -548,19 +558,16 @@ SKIPPED: dict[str, str] = {
     "ppk.baselines.NotDifferentiallyPrivateWarning": "a warning class",
     "ppk.evaluation.SweepInterrupted": "an exception ppk raises with the rows it finished",
     # records ppk fills from validated values: users read them, ppk builds them
-    "ppk.Alg1Result": "result record built by alg1",
-    "ppk.Alg2Result": "result record built by alg2",
+    "ppk.algorithm2.Alg2Result": "result record built by alg2",
     "ppk.Release": "result record built by release",
-    "ppk.PrivateDraws": "record of the secret draws built by release(audit=True)",
+    "ppk.algorithm2.PrivateDraws": "record of the secret draws built by release(audit=True)",
     "ppk.Calibration": "result record built by calibrate",
-    "ppk.histogram.HistogramCalibration": "result record built by calibrate_histogram",
-    "ppk.histogram.HistogramRelease": "result record built by release_histogram",
-    "ppk.overlapping.OverlappingCalibration": "result record built by OverlappingCounts.calibrate",
+    "ppk.release.HistogramRelease": "result record built by release(counts=...)",
     "ppk.related.pk.DeltaResult": "result record built by apk_delta/ppk_delta",
     "ppk.related.risk.OptimalPaR": "result record built by CostModel.optimal",
     "ppk.noise.Window": "record of a pmf built by the natural laws' window()",
     # methods without parameters
-    "ppk.Alg2Result.ledger": "no parameters",
+    "ppk.algorithm2.Alg2Result.ledger": "no parameters",
     "ppk.Release.public": "no parameters",
     "ppk.noise.Window.mirrored": "no parameters",
     "ppk.PrivacyLossDistribution.privacy_profile": "no parameters (the callable it returns is "
@@ -568,6 +575,10 @@ SKIPPED: dict[str, str] = {
     "ppk.PrivacyLossDistribution.to_dp_accounting": "no parameters",
     "ppk.Accountant.pld": "no parameters",
     "ppk.HistogramQuery.worst_pair": "no parameters",
+    "ppk.CountingQuery.without_natural_noise": "no parameters",
+    "ppk.NoisyQuery.without_natural_noise": "no parameters",
+    "ppk.HistogramQuery.without_natural_noise": "no parameters",
+    "ppk.OverlappingCounts.without_natural_noise": "no parameters",
     "ppk.related.risk.sensitivity.EmpiricalSensitivity.max": "no parameters",
     "ppk.related.risk.sensitivity.Count": "no parameters (probed through sample_sensitivities)",
     # abstract bases: their methods raise NotImplementedError; the laws above implement them
@@ -588,7 +599,7 @@ SKIPPED.update({"ppk.sampler_timing.TimingReport": "result record built by measu
                 "ppk.sampler_timing.TimingReport.summary": "no parameters"})
 # the reviewer's record of a release: labels and dicts of published values, no numbers to probe
 SKIPPED.update({name: "builds the published record from labels (strings) and result dicts" for name in (
-    "ppk.release.make_record", "ppk.histogram.HistogramRelease.belief", "ppk.histogram.HistogramRelease.public")
+    "ppk.records.make_record", "ppk.release.HistogramRelease.belief", "ppk.release.HistogramRelease.public")
     if name in public_callables()})
 
 #: (entry, parameter) -> why that parameter of the signature is not probed.

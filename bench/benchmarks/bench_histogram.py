@@ -36,13 +36,13 @@ class HistogramCalibration:
     timeout = 600
 
     def time_ppk_calibrate_n1e6_k20(self):
-        ppk.calibrate_histogram(n=10**6, known=0, probs=PROBS20, eps=0.02, delta=1e-8)
+        ppk.calibrate(ppk.HistogramQuery(n=10**6, known=0, probs=PROBS20, sigma=0.0), eps=0.02, delta=1e-8)
 
     def time_plain_dp_sigma(self):
         analytic_gaussian_sigma(eps=0.02, delta=1e-8, sensitivity=math.sqrt(2))
 
     def track_noise_saved_percent(self):
-        cal = ppk.calibrate_histogram(n=10**6, known=0, probs=PROBS20, eps=0.02, delta=1e-8)
+        cal = ppk.calibrate(ppk.HistogramQuery(n=10**6, known=0, probs=PROBS20, sigma=0.0), eps=0.02, delta=1e-8)
         return 100 * cal.noise_saved
 
     track_noise_saved_percent.unit = "%"

@@ -15,7 +15,7 @@ class HypergeomSmall:
         return dict(population=n, successes=n // 2, draws=n // 2)
 
     def time_ppk(self, n):
-        ppk.hypergeom_pmf(**self._args(n))
+        ppk.hypergeom.hypergeom_pmf(**self._args(n))
 
     def time_scipy_per_element(self, n):
         a = self._args(n)
@@ -32,7 +32,7 @@ class HypergeomLarge:
     timeout = 600
 
     def time_ppk(self):
-        ppk.hypergeom_pmf(population=10**7, successes=5 * 10**6, draws=5 * 10**6)
+        ppk.hypergeom.hypergeom_pmf(population=10**7, successes=5 * 10**6, draws=5 * 10**6)
 
     def time_scipy_vectorised(self):
         scipy_hypergeom_vectorised(10**7, 5 * 10**6, 5 * 10**6)

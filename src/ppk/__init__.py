@@ -1,16 +1,16 @@
 """ppk: differential privacy under partial background knowledge.
 
 The attacker knows only some rows of the database; the rows they do not know act as natural
-noise.  ppk computes the exact privacy curve of a noisy count under this model
-(:class:`CountingQuery`; any natural and added noise: :class:`NoisyQuery` with the laws of
-:mod:`ppk.noise`; histograms and overlapping counts with shared natural noise: :class:`HistogramQuery`,
-:class:`OverlappingCounts`), the noise it needs (:func:`alg1`, :func:`alg2`, :func:`calibrate`), a secure release
-(:func:`release`) and privacy-loss distributions for composition
-(:class:`PrivacyLossDistribution`).
+noise.  Every release ppk models is a privacy curve delta(eps) -- a count (:class:`CountingQuery`),
+any natural plus any added noise (:class:`NoisyQuery`, the laws of :mod:`ppk.noise`), a histogram
+(:class:`HistogramQuery`), counts over overlapping groups (:class:`OverlappingCounts`) -- and on that
+one protocol ppk finds the least noise (:func:`calibrate`, one :class:`Calibration`; the thesis's
+:func:`alg1` and :func:`alg2`), releases (:func:`release`), composes (:class:`PrivacyLossDistribution`,
+:class:`Accountant`) and draws (:func:`plot_privacy_curve`).  docs/architecture.md shows the house.
 
 Submodules load on first use (``ppk.baselines``, ``ppk.samplers``, ``ppk.related.risk``, ...),
-so ``import ppk`` stays fast and ``ppk.<module>.<function>`` works without a separate import.
-The reproductions of the related papers live in :mod:`ppk.related`.
+so ``ppk.<module>.<function>`` works without a separate import.  The reproductions of the related
+papers live in :mod:`ppk.related`.
 """
 from __future__ import annotations
 
@@ -18,12 +18,11 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from ._random import InsecureRandomnessWarning
-from .algorithm1 import Alg1Result, alg1
-from .algorithm2 import Alg2Result, PrivateDraws, alg2
-from .counting import MAX_ROWS, CountingQuery
-from .histogram import HistogramQuery, calibrate_histogram, release_histogram
-from .hypergeom import hypergeom_pmf
+from .algorithm1 import alg1
+from .algorithm2 import alg2
 from .calibration import Calibration, calibrate
+from .counting import CountingQuery
+from .histogram import HistogramQuery
 from .noisy_query import NoisyQuery
 from .overlapping import ExposureWarning, OverlappingCounts
 from .plotting import plot_privacy_curve
@@ -37,12 +36,11 @@ __version__ = "0.1.0"
 
 #: Submodules loaded on first attribute access.
 _LAZY = ("baselines", "samplers", "noise", "related", "evaluation", "figures", "hypergeom", "pld", "counting",
-         "algorithm1", "algorithm2")
+         "algorithm1", "algorithm2", "records", "histogram", "overlapping")
 
-__all__ = ["CountingQuery", "MAX_ROWS", "hypergeom_pmf", "alg1", "Alg1Result", "alg2", "Alg2Result",
-           "release", "Release", "PrivateDraws", "InsecureRandomnessWarning", "PrivacyLossDistribution", "Accountant",
-           "NoisyQuery", "calibrate", "Calibration", "HistogramQuery", "calibrate_histogram", "release_histogram",
-           "OverlappingCounts", "ExposureWarning", "plot_privacy_curve", "noise", "baselines", "samplers", "related", "__version__"]
+__all__ = ["CountingQuery", "NoisyQuery", "HistogramQuery", "OverlappingCounts", "calibrate", "Calibration", "alg1",
+           "alg2", "release", "Release", "PrivacyLossDistribution", "Accountant", "plot_privacy_curve",
+           "InsecureRandomnessWarning", "ExposureWarning", "noise", "__version__"]
 
 
 def __getattr__(name: str) -> Any:

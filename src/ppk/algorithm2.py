@@ -25,7 +25,7 @@ import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from fractions import Fraction
-from typing import Literal, overload
+from typing import Literal, NamedTuple, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -42,7 +42,7 @@ from .noisy_query import NoisyQuery
 from .samplers import _discrete_laplace
 from ._typing import RngLike
 
-__all__ = ["alg2", "Alg2Result", "PrivateDraws", "hoeffding_interval", "laplace_truncation"]
+__all__ = ["alg2", "Alg2Result", "PrivateDraws", "Run", "run", "hoeffding_interval", "laplace_truncation"]
 
 BRANCH_PPK, BRANCH_FALLBACK, BRANCH_BASELINE = "ppk", "fallback", "baseline"
 
@@ -450,20 +450,32 @@ def estimate_noise(source: RandomSource, eps: float) -> int:
     return _discrete_laplace(scale.numerator, scale.denominator, source)
 
 
-def _run(source: RandomSource, c: int, n: int, known: int, eps: float, delta: float, kappa1: float,
-         kappa2: float, kappa3: float, hoeffding: str, diagnostics: bool,
-         noise: str = "gaussian") -> tuple[Alg2Result, int]:
-    """Algorithm 2 on validated input; returns the result and the private noise Y (never stored in it).
+class Run(NamedTuple):
+    """One run of Algorithm 2 with its secrets: what a release needs beside the public result."""
+
+    result: Alg2Result
+    exact_count: int       #: the count itself (secret)
+    laplace_noise: int     #: Y, the count estimate's noise (secret)
+
+
+def run(source: RandomSource, *, data: object, count: object, n: object, known: object, eps: object, delta: object,
+        kappa1: object, kappa2: object, kappa3: object, hoeffding: object, diagnostics: bool,
+        noise: object) -> Run:
+    """Algorithm 2 drawing from ``source``, which the caller holds (a release draws its noise from the same
+    one): validates the arguments, returns the result and the secrets (never stored in the result).
 
     ``noise`` names the law the release will add; Y is the count estimate's discrete Laplace draw."""
+    c, n, known, eps, delta, kappa1, kappa2, kappa3 = _validated(data, count, n, known, eps, delta, kappa1, kappa2,
+                                                                 kappa3, hoeffding)
+    noise = choice("noise", noise, ADDED_NOISES)
     y = estimate_noise(source, eps)
     t = hoeffding_t(kappa2=kappa2, m=known)
     exceeds = not math.isinf(t) and abs(y) > Fraction(n) * Fraction(t)   # depends on the noise only
     result = calibrate_from_estimate(n=n, known=known, eps=eps, delta=delta, kappa1=kappa1, kappa2=kappa2,
                                      kappa3=kappa3, count_estimate=c + y, laplace_exceeds_t=exceeds,
-                                     hoeffding=hoeffding, diagnostics=diagnostics,
+                                     hoeffding=str(hoeffding), diagnostics=diagnostics,
                                      insecure_for_testing=not source.secure, noise=noise)
-    return result, y
+    return Run(result, c, y)
 
 
 @overload
@@ -519,10 +531,9 @@ def alg2(*, data: npt.ArrayLike | None = None, count: int | None = None, n: int 
         ``sigma`` never exceeds the DP baseline ``sigma_dp`` and, on the "ppk"
         branch, meets kappa4 at every bias in [p_lo, p_hi] by the certified bound.
     """
-    args = _validated(data, count, n, known, eps, delta, kappa1, kappa2, kappa3, hoeffding)
-    _Added(noise)
     diagnostics, audit = flag("diagnostics", diagnostics), flag("audit", audit)
     source = as_source(rng)
     warn_if_seeded(source, "alg2")
-    result, draw = _run(source, *args, hoeffding, diagnostics, noise)
-    return (result, PrivateDraws(laplace_noise=draw)) if audit else result
+    out = run(source, data=data, count=count, n=n, known=known, eps=eps, delta=delta, kappa1=kappa1, kappa2=kappa2,
+              kappa3=kappa3, hoeffding=hoeffding, diagnostics=diagnostics, noise=noise)
+    return (out.result, PrivateDraws(laplace_noise=out.laplace_noise)) if audit else out.result

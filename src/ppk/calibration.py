@@ -13,12 +13,15 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Generic, TypeVar
 
 from ._curve import PrivacyCurve
 from ._search import log_target, smallest_feasible_scale
 from ._validate import real
 
 __all__ = ["calibrate", "Calibration", "REASON_NATURAL", "REASON_NO_NATURAL", "REASON_SEARCH"]
+
+Q = TypeVar("Q", bound=PrivacyCurve)
 
 #: Why :func:`calibrate` returned its scale.
 REASON_NATURAL = "natural noise alone suffices"
@@ -27,14 +30,15 @@ REASON_SEARCH = "search"   # regula falsi in scale^2, safeguarded by bisection (
 
 
 @dataclass(frozen=True)
-class Calibration:
+class Calibration(Generic[Q]):
     """What :func:`calibrate` found.  Scales are in the query's units (:attr:`scale_name`: ``"sigma"`` is a
     standard deviation in counts)."""
 
-    query: PrivacyCurve     #: the calibrated release (the query at ``scale``)
+    query: Q                #: the calibrated release (the query at ``scale``), of the type calibrated
     scale: float            #: the smallest scale found whose certified delta(eps) is <= the target
     lower: float            #: a scale found not private (or 0): the least private scale lies in [lower, scale]
-    scale_dp: float         #: plain DP's scale for the same release (no natural noise), for comparison
+    scale_dp: float         #: plain DP's scale for the same release (no natural noise), for comparison; inf
+                            #: when the natural noise suffices and plain DP needs more than the law takes
     delta_achieved: float   #: certified upper bound of delta(eps) at ``scale`` (<= ``delta``)
     evaluations: int        #: privacy-curve evaluations used
     reason: str             #: REASON_NATURAL, REASON_NO_NATURAL or REASON_SEARCH
@@ -57,8 +61,8 @@ class Calibration:
         return 1.0 - self.scale / self.scale_dp
 
 
-def calibrate(query: PrivacyCurve, *, eps: float, delta: float, rtol: float | None = None,
-              atol: float = 0.0) -> Calibration:
+def calibrate(query: Q, *, eps: float, delta: float, rtol: float | None = None,
+              atol: float = 0.0) -> Calibration[Q]:
     """The smallest noise scale with which ``query`` is (eps, delta)-private.
 
     Parameters
@@ -96,13 +100,20 @@ def calibrate(query: PrivacyCurve, *, eps: float, delta: float, rtol: float | No
             cache[scale] = max(query.with_scale(scale)._log_delta_upper_at(eps) - target, -1e3)
         return cache[scale]
 
-    def result(scale: float, lower: float, reason: str, scale_dp: float) -> Calibration:
-        return Calibration(query=query.with_scale(scale), scale=scale, lower=lower, scale_dp=scale_dp,
+    def result(scale: float, lower: float, reason: str, scale_dp: float) -> Calibration[Q]:
+        calibrated: Q = query.with_scale(scale)  # type: ignore[assignment]  # with_scale keeps the type
+        return Calibration(query=calibrated, scale=scale, lower=lower, scale_dp=scale_dp,
                            delta_achieved=math.exp(excess(scale) + target), evaluations=len(cache), reason=reason,
                            eps=eps, delta=delta)
 
     f_zero = excess(0.0)
-    scale_dp = query.dp_scale(eps=eps, delta=delta)
+    try:
+        scale_dp = query.dp_scale(eps=eps, delta=delta)
+    except ValueError as error:   # plain DP's scale is one the added law does not take
+        if f_zero > 0:
+            raise _beyond_the_law(eps, delta, error) from None
+        scale_dp = math.inf      # plain DP needs more noise than the law takes (not needed here: the natural
+                                 # noise alone suffices)
     if f_zero <= 0:
         return result(0.0, 0.0, REASON_NATURAL, scale_dp)
     found = search_scale(excess, scale_dp, f_zero=f_zero, width=lambda s: max(atol, rtol * s),
@@ -111,11 +122,15 @@ def calibrate(query: PrivacyCurve, *, eps: float, delta: float, rtol: float | No
     return result(found.x, found.lower, reason, scale_dp)
 
 
+def _beyond_the_law(eps: float, delta: float, error: ValueError) -> ValueError:
+    return ValueError(f"eps={eps!r} and delta={delta!r} need a noise scale the added law does not take ({error}); "
+                      "choose another eps or delta")
+
+
 def search_scale(excess, hi: float, *, f_zero: float, width, grow: float, eps: float, delta: float):
     """:func:`ppk._search.smallest_feasible_scale`, its failure (a scale beyond what a law takes) said in the
     caller's terms."""
     try:
         return smallest_feasible_scale(excess, hi, f_zero=f_zero, width=width, grow=grow)
     except ValueError as error:
-        raise ValueError(f"eps={eps!r} and delta={delta!r} need a noise scale beyond what the law takes ({error}); "
-                         "raise eps or delta") from None
+        raise _beyond_the_law(eps, delta, error) from None

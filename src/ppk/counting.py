@@ -27,7 +27,7 @@ import numpy.typing as npt
 from . import _kernels
 from ._curve import ExactLoss
 from ._typing import FloatArray
-from ._validate import integer, real
+from ._validate import integer, real, real_array
 from .baselines import analytic_gaussian_sigma
 from .noise import Binomial, Gaussian, NoNoise
 from .noisy_query import NoisyQuery
@@ -107,7 +107,7 @@ class CountingQuery(NoisyQuery):
 
     def with_scale(self, scale: float) -> "CountingQuery":
         """:meth:`with_sigma` (the calibration protocol's name)."""
-        return self.with_sigma(scale)
+        return self.with_sigma(real("scale", scale, minimum=0.0))
 
     def without_natural_noise(self) -> "CountingQuery":
         """The same noise against an attacker who knows every other row (``N = 0``): the Gaussian mechanism."""
@@ -164,4 +164,10 @@ def log_delta_upper_over_biases(n_unknown: int, ps: npt.ArrayLike, *, sigma: flo
     """``log_delta_upper(eps)`` of the count with natural noise ``Bin(n_unknown, p)`` and Gaussian noise
     ``sigma`` for every bias ``p`` in ``ps``, in one call of the kernel (both cores, the GIL released):
     Algorithm 2's check of a noise level over an interval of biases."""
-    return _kernels.counting_log_delta_upper_many(n_unknown, np.asarray(ps, dtype=float), sigma=sigma, eps=eps)
+    n_unknown = integer("n_unknown", n_unknown, minimum=0, maximum=MAX_ROWS)
+    flat, scalar = real_array("ps", ps, minimum=0.0, maximum=1.0)
+    if scalar:
+        raise ValueError(f"ps must be a sequence of biases, got {ps!r}")
+    sigma = real("sigma", sigma, minimum=0.0)
+    eps = real("eps", eps, minimum=0.0)
+    return _kernels.counting_log_delta_upper_many(n_unknown, flat, sigma=sigma, eps=eps)

@@ -125,7 +125,7 @@ def evaluate_point(point: GridPoint) -> dict:
     instance("point", point, GridPoint, "a GridPoint (see grid_points)")
     start = time.perf_counter()
     n, known = point.n, point.known
-    sigma_ppk = alg1(n=n, known=known, p=point.p, eps=point.eps, delta=point.delta).sigma
+    sigma_ppk = alg1(n=n, known=known, p=point.p, eps=point.eps, delta=point.delta).scale
     alg2_sigmas = []
     for s in range(point.seeds):
         rng = np.random.default_rng([point.seed, point.index, s])

@@ -139,7 +139,7 @@ def fig_hypergeom_runtime(out_dir: str, sizes: Sequence[int] = (1_000, 2_000, 5_
     fig, ax = plt.subplots(figsize=(6, 4))
     ax.loglog(sizes, t_loop, "o-", label="scipy, one call per class (the thesis's method)")
     ax.loglog(sizes, t_vec, "s-", label="scipy, one vectorised call")
-    ax.loglog(sizes, t_ppk, "^-", label="ppk.hypergeom_pmf (C++)")
+    ax.loglog(sizes, t_ppk, "^-", label="ppk.hypergeom.hypergeom_pmf (C++)")
     ax.set_xlabel("database size n (n' = c = n/2; n/2 + 1 classes)")
     ax.set_ylabel("seconds for all classes (measured)")
     ax.set_title("Hypergeometric class weights (thesis Fig 5.1)")
@@ -235,7 +235,7 @@ def fig_gain_maps(out_dir: str, n: int = 10**4, epss: Sequence[float] = (0.05, 0
     im = None
     for ax, e in zip(axes[0], epss):
         bw = analytic_gaussian_sigma(eps=e, delta=delta)
-        share = np.array([[alg1(n=n, known=int(f * n), p=p, eps=e, delta=delta).sigma / bw for p in ps] for f in kf])
+        share = np.array([[alg1(n=n, known=int(f * n), p=p, eps=e, delta=delta).scale / bw for p in ps] for f in kf])
         im = ax.pcolormesh(ps, kf, share, shading="nearest", cmap="viridis", vmin=0, vmax=1)
         for a, f in enumerate(kf):       # the values themselves, for readers who print in grey
             for b, p in enumerate(ps):

@@ -27,7 +27,6 @@ What ppk computes (docs/histograms.md proves each step):
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Sequence
 
 import numpy as np
@@ -38,18 +37,15 @@ from ._curve import BracketedCurve
 from .counting import CountingQuery
 from .noise import MIN_SCALE, Gaussian, RowSum
 from .noisy_query import NoisyQuery
-from ._random import as_source, warn_if_seeded
-from ._search import log_target, smallest_feasible_scale
-from ._typing import FloatArray, RngLike
-from ._validate import choice, integer, real, real_array, sequence, text
+from ._typing import FloatArray
+from ._validate import choice, integer, real, real_array, text
 
-__all__ = ["HistogramQuery", "calibrate_histogram", "HistogramCalibration", "release_histogram",
-           "HistogramRelease", "MAX_HISTOGRAM_ROWS", "MAX_CATEGORIES", "NOISELESS_MAX_TERMS", "probabilities",
+__all__ = ["HistogramQuery", "MAX_HISTOGRAM_ROWS", "MAX_CATEGORIES", "NOISELESS_MAX_TERMS", "probabilities",
            "floor_probabilities"]
 
 #: Largest database a histogram takes: the kernel holds a window of O(sqrt(N)) values of M.
 MAX_HISTOGRAM_ROWS = 10**10
-#: Most categories :func:`floor_probabilities` and :func:`release_histogram` take: the belief is built as a list
+#: Most categories :func:`floor_probabilities` and a histogram's :func:`ppk.release` take: the belief is built as a list
 #: of one probability per category (a million of them is already far more bins than rows of most data sets).
 MAX_CATEGORIES = 10**6
 
@@ -88,7 +84,7 @@ def floor_probabilities(*, categories: int, min_prob: float) -> list[float]:
     The upper end depends on the two least likely categories and the rest's total only, so it is that
     of ``[m, m, 1 - 2m]`` whatever ``k``.  With two categories no two-entry belief covers them all (their
     probabilities must add to 1), so ``[m, m, 1 - 2m]`` is returned, with a third category the rows never
-    fill: pass ``min_prob=`` to :func:`release_histogram` for a release of two counts.
+    fill: pass ``min_prob=`` to :func:`ppk.release` for a release of two counts.
     """
     k = integer("categories", categories, minimum=2, maximum=MAX_CATEGORIES)
     floor = real("min_prob", min_prob, minimum=0.0, maximum=0.5)
@@ -399,7 +395,7 @@ class HistogramQuery(BracketedCurve):
 
     def with_scale(self, scale: float) -> "HistogramQuery":
         """:meth:`with_sigma` (the calibration protocol's name)."""
-        return self.with_sigma(scale)
+        return self.with_sigma(real("scale", scale, minimum=0.0))
 
     @property
     def has_natural_noise(self) -> bool:
@@ -505,197 +501,3 @@ class HistogramQuery(BracketedCurve):
         lower = np.minimum(lower, upper)
         shape = np.shape(eps)
         return lower.reshape(shape), upper.reshape(shape), scalar
-
-
-@dataclass(frozen=True)
-class HistogramCalibration:
-    """What :func:`calibrate_histogram` found.  Noise scales are standard deviations in counts, per bin."""
-
-    sigma: float            #: the noise to add to every bin (0 when the unknown rows suffice)
-    sigma_lower: float      #: sigma - this is the width of the final bracket: the least sigma is above it
-    sigma_dp: float         #: plain DP: the analytic Gaussian with sensitivity sqrt(2) (no natural noise)
-    delta_achieved: float   #: certified upper end of delta(eps) at sigma (<= the target)
-    evaluations: int
-    query: HistogramQuery   #: the calibrated histogram
-
-    @property
-    def noise_saved(self) -> float:
-        """1 - sigma / sigma_dp: the fraction of plain DP's noise the natural noise makes unnecessary."""
-        return 1.0 - self.sigma / self.sigma_dp
-
-
-def calibrate_histogram(*, n: int, known: int, probs: Sequence[float] | npt.ArrayLike, eps: float, delta: float,
-                        rtol: float = 1e-6, summation_rtol: float = 1e-3) -> HistogramCalibration:
-    """The smallest per-bin Gaussian sigma whose certified upper delta(eps) is <= ``delta``.
-
-    The search (regula falsi on log delta against sigma^2, safeguarded by bisection) runs between 0
-    and plain DP's sigma for sensitivity sqrt(2), which is always private: every ``H_M`` is at most
-    the Gaussian mechanism's delta.  The returned sigma was evaluated and found private.
-
-    Parameters
-    ----------
-    n, known, probs :
-        As in :class:`HistogramQuery`.
-    eps, delta : float
-        The target, ``eps > 0``, ``0 < delta < 1``.
-    rtol : float
-        Relative width of the final bracket on sigma.
-    summation_rtol : float
-        ``rtol`` of each evaluation's summation over ``M`` (a wider one is cheaper and slightly
-        more pessimistic, never less private).
-    """
-    summation_rtol = real("summation_rtol", summation_rtol, minimum=1e-15, maximum=1.0)
-    base = HistogramQuery(n=n, known=known, probs=probs, sigma=0.0, rtol=summation_rtol)
-    eps = real("eps", eps, minimum=0.0, min_inclusive=False)
-    delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
-    rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
-    target = log_target(delta)
-    from .baselines import analytic_gaussian_sigma
-    sigma_dp = analytic_gaussian_sigma(eps=eps, delta=delta, sensitivity=math.sqrt(2.0))
-    cache: dict[float, float] = {}
-
-    def excess(sigma: float) -> float:
-        if sigma not in cache:
-            cache[sigma] = max(base.with_sigma(sigma)._upper_pairs(eps)[1] - target, -1e3)
-        return cache[sigma]
-
-    def result(sigma: float, lower: float) -> HistogramCalibration:
-        return HistogramCalibration(sigma=sigma, sigma_lower=lower, sigma_dp=sigma_dp,
-                                    delta_achieved=math.exp(excess(sigma) + target), evaluations=len(cache),
-                                    query=base.with_sigma(sigma))
-
-    if excess(0.0) <= 0:
-        return result(0.0, 0.0)
-    # sigma's relative width rtol/2: the bracket in v = sigma^2 is rtol v wide
-    found = smallest_feasible_scale(excess, sigma_dp, f_zero=excess(0.0), width=lambda s: rtol * s, grow=1e-6)
-    return result(found.x, found.lower)
-
-
-@dataclass(frozen=True)
-class HistogramRelease:
-    """A released histogram: ``counts[i] + round(sigma Z_i)`` per bin, and how sigma was chosen."""
-
-    values: tuple[int, ...]             #: the noisy counts to publish, one per category
-    calibration: HistogramCalibration   #: public: sigma, the certified delta, plain DP's sigma
-    insecure_for_testing: bool          #: seeded randomness: reproducible, NOT private
-    eps: float = math.nan               #: the target the calibration met
-    delta: float = math.nan
-    #: the steward's floor on every category's probability (``min_prob=``), or None when ``probs`` was stated
-    min_prob: float | None = None
-    #: when the release was made (UTC, ISO 8601); not part of equality
-    created_utc: str = field(default="", compare=False)
-
-    @property
-    def known(self) -> int:
-        return self.calibration.query.known
-
-    @property
-    def n(self) -> int:
-        return self.calibration.query.n
-
-    def belief(self, categories: Sequence[str] | None = None) -> str:
-        """The attacker's belief about the unknown rows, in words."""
-        if self.min_prob is not None:
-            return (f"any belief that gives each of the {len(self.values)} categories a probability >= "
-                    f"{self.min_prob:g}, stated by the steward (covered at once: the worst such belief is used)")
-        probs = self.calibration.query.probs
-        names = list(categories) if categories is not None else [f"#{i}" for i in range(len(probs))]
-        return ("each unknown row falls in the categories independently with probabilities "
-                + ", ".join(f"{c}={p:.6g}" for c, p in zip(names, probs)) + ", stated by the steward")
-
-    @property
-    def standard_dp(self) -> bool:
-        """True when the noise alone is plain DP's (or the attacker knows every other row): no belief needed."""
-        return self.calibration.sigma >= self.calibration.sigma_dp or self.calibration.query.n_unknown == 0
-
-    def public(self, *, categories: Sequence[str] | None = None, input: dict | None = None) -> dict:
-        """What may be published: the noisy counts (by category name when ``categories`` are given),
-        the noise, the calibration's public numbers and the reviewer's ``record``
-        (:func:`ppk.release.make_record`; ``input`` names the file read, if any)."""
-        from .release import SEEDED_WARNING, exact_warning, guarantee, make_record, ppk_warning
-        cal = self.calibration
-        names = list(categories) if categories is not None else None
-        if names is not None and len(names) != len(self.values):
-            raise ValueError(f"categories must name the {len(self.values)} bins, got {len(names)} names")
-        belief = self.belief(names)
-        out: dict = dict(values=dict(zip(names, self.values)) if names is not None else list(self.values),
-                         noise="none" if cal.sigma == 0 else "rounded_gaussian", sigma=cal.sigma, sigma_dp=cal.sigma_dp,
-                         delta_achieved=cal.delta_achieved, eps=self.eps, delta=self.delta, n=self.n,
-                         known=self.known)
-        if self.insecure_for_testing:
-            out["warning"] = SEEDED_WARNING
-        n_unknown = cal.query.n_unknown
-        attacker = dict(rows=self.n, rows_known=self.known, rows_unknown=n_unknown, belief=belief,
-                        belief_source="none" if self.standard_dp else "stated_by_steward",
-                        text=("any attacker (standard DP: the noise is plain DP's for a histogram, sensitivity "
-                              "sqrt 2)" if self.standard_dp else
-                              f"an attacker who knows {self.known} of the {self.n} rows exactly (their categories "
-                              f"and who they are), not the challenge row; the other {n_unknown} rows are natural "
-                              f"noise shared by all bins: {belief}"))
-        kind = "DP" if self.standard_dp else "PPK-DP"
-        g = guarantee(kind=kind, eps=self.eps, delta_mechanism=self.delta,
-                      draws=len(self.values) if cal.sigma > 0 else 0,
-                      text=f"every bin plus noise: (eps, delta)-{kind} for the whole histogram (the certified "
-                           f"delta at sigma is {cal.delta_achieved:.6g} <= delta) plus the samplers' term")
-        noise = dict(law="none" if cal.sigma == 0 else "rounded_gaussian", scale=cal.sigma, scale_name="sigma",
-                     unit="counts", per="bin")
-        warnings = []
-        if self.insecure_for_testing:
-            warnings.append(SEEDED_WARNING)
-        if cal.sigma == 0:
-            warnings.append(exact_warning("every bin's count is", self.known))
-        if not self.standard_dp:
-            stated = (f"each category at least {self.min_prob:g} likely, a floor the steward stated"
-                      if self.min_prob is not None else
-                      "with the category probabilities the steward stated, not estimated from the data")
-            warnings.append(ppk_warning(self.known, self.n, stated)
-                            .replace("NOT STANDARD DP:", "STATED BELIEF, NOT STANDARD DP:"))
-        out["record"] = make_record(attacker=attacker, guarantee=g, noise=noise, warnings=warnings,
-                                    created_utc=self.created_utc or None, input=input)
-        return out
-
-
-def release_histogram(*, counts: Sequence[int], known: int, probs: Sequence[float] | npt.ArrayLike | None = None,
-                      eps: float, delta: float, rng: RngLike = None,
-                      min_prob: float | None = None) -> HistogramRelease:
-    """Release every bin's count plus rounded Gaussian noise, sigma from :func:`calibrate_histogram`.
-
-    ``counts`` are the true counts per category (their sum is ``n``, which is public).  The attacker's
-    belief is ``probs`` (one probability per category) or, instead, ``min_prob``: every belief that
-    gives each category at least that probability, covered at once (:func:`floor_probabilities`).
-    The noise is drawn by the integer sampler :func:`ppk.samplers.rounded_gaussian` (within
-    ``TV_BOUND`` of its law, booked by ``sampler_delta`` in the record) from a cryptographically
-    secure source unless ``rng`` is given (then it warns and marks the result as not private).
-    Rounding each bin is post-processing, so the calibrated (eps, delta) holds for the integers released.
-    """
-    from .release import utc_now
-    from .samplers import rounded_gaussian
-    values = sequence("counts", counts, lambda name, c: integer(name, c, minimum=0), max_length=MAX_CATEGORIES)
-    if (probs is None) == (min_prob is None):
-        raise ValueError("give the attacker's belief as probs (one probability per category) or min_prob "
-                         "(a floor on every category's probability), not both and not neither")
-    if min_prob is not None:
-        if len(values) < 2:
-            raise ValueError(f"counts must list at least 2 categories, got {len(values)}")
-        floor = real("min_prob", min_prob, minimum=0.0, maximum=1.0 / len(values))
-        probs_t = probabilities("probs", floor_probabilities(categories=len(values), min_prob=floor))
-    else:
-        assert probs is not None   # one of the two was given (checked above)
-        probs_t = probabilities("probs", probs)
-        if len(values) != len(probs_t):
-            hint = (" (a floor on two categories' probabilities is min_prob=, not probs=floor_probabilities(...))"
-                    if len(values) == 2 and len(probs_t) == 3 else "")
-            raise ValueError(f"counts and probs must have one entry per category, got {len(values)} counts and "
-                             f"{len(probs_t)} probabilities{hint}")
-    n = sum(values)
-    if n < 1:
-        raise ValueError("counts must hold at least one row")
-    if n > MAX_HISTOGRAM_ROWS:
-        raise ValueError(f"counts must add up to at most MAX_HISTOGRAM_ROWS = {MAX_HISTOGRAM_ROWS} rows, got {n}")
-    cal = calibrate_histogram(n=n, known=known, probs=probs_t, eps=eps, delta=delta)
-    source = as_source(rng)
-    warn_if_seeded(source, "release_histogram")
-    noisy = tuple(c + (rounded_gaussian(cal.sigma, rng=source) if cal.sigma > 0 else 0) for c in values)
-    return HistogramRelease(values=noisy, calibration=cal, insecure_for_testing=not source.secure,
-                            eps=float(eps), delta=float(delta), min_prob=None if min_prob is None else float(min_prob),
-                            created_utc=utc_now())

@@ -62,7 +62,8 @@ def _pooled_sigma(sigmas: Iterable[float]) -> float:
     s = list(sigmas)
     if any(x == 0 for x in s):
         return 0.0
-    return 1.0 / math.sqrt(math.fsum(1.0 / (x * x) for x in s))
+    least = min(s)   # scaled by the least, so that neither 1/x^2 nor its sum leaves the floats
+    return least / math.sqrt(math.fsum((least / x) * (least / x) for x in s))
 
 
 class OverlappingCounts(BracketedCurve):
@@ -202,13 +203,16 @@ class OverlappingCounts(BracketedCurve):
             return out
         member = np.array([[j in u for j in range(k)] for u in live], dtype=np.int64)   # atoms x queries
         sizes = np.array([self.atoms[u] for u in live], dtype=np.int64)
-        var = np.array(self.sigmas) ** 2
+        with np.errstate(over="ignore"):   # sigmas near the float limit: hypot below
+            var = np.array(self.sigmas) ** 2
         for c in itertools.product((-1, 0, 1), repeat=k):
             coef = member @ np.array(c)
             if not np.all((coef == 0) | (coef == 1)) or not coef.any():
                 continue
             rows = int(sizes[coef == 1].sum())
             sigma = math.sqrt(math.fsum(v for v, cj in zip(var, c) if cj))
+            if not math.isfinite(sigma):
+                sigma = math.hypot(*(x for x, cj in zip(self.sigmas, c) if cj))
             for i in np.flatnonzero(coef == 1):
                 out.setdefault(live[i], []).append((rows - 1, sigma))
         return out
@@ -285,6 +289,7 @@ class OverlappingCounts(BracketedCurve):
     def with_scale(self, scale: float) -> "OverlappingCounts":
         """The same groups with ``sigmas`` in the same ratios, the largest equal to ``scale`` (all 1:1 when
         every sigma is 0).  No ExposureWarning: a calibration tries scale 0 on purpose."""
+        scale = real("scale", scale, minimum=0.0)
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", ExposureWarning)
             return self.with_sigmas(scale * self._ratios())

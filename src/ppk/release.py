@@ -1,100 +1,36 @@
-"""The noisy release itself: calibrate with Algorithm 2, then add the noise.
+"""The noisy release itself, for a count and for a histogram: :func:`release`.
 
-Why the output cannot leak the count through floating point (docs/release-security.md):
-every published number that depends on the data comes from an integer mechanism.
-The count estimate that Algorithm 2 publishes is ``count + Y`` with ``Y`` discrete
-Laplace, and the released value is ``count + K`` with ``K = round(sigma Z)`` drawn in
-integer arithmetic (:func:`ppk.samplers.rounded_gaussian`: no float is involved, so its low
-bits are right for every sigma; the same work for every draw, at the price of a law within
-total variation 2**-190 of the stated one, which :func:`ppk.samplers.sampler_delta` books into
-delta; every record's ``guarantee`` adds it as ``delta_sampler``).
-Rounding is post-processing of the Gaussian mechanism, so the calibrated (eps, delta) holds
-for the rounded release.  Randomness comes from the operating system's CSPRNG unless a seed
-is given -- which warns and marks the result.  ``Release.public()`` carries the reviewer's
-record (:func:`make_record`).
+A count is calibrated privately by Algorithm 2 (the attacker's bias is estimated from the data); a
+histogram by :func:`ppk.calibrate` on a :class:`ppk.HistogramQuery` with the belief the steward states.
+Why the output cannot leak the data through floating point (docs/release-security.md): every published
+number that depends on the data comes from an integer mechanism.  The count estimate that Algorithm 2
+publishes is ``count + Y`` with ``Y`` discrete Laplace, and a released value is ``count + K`` with
+``K = round(sigma Z)`` drawn in integer arithmetic (:func:`ppk.samplers.rounded_gaussian`: no float is
+involved, so its low bits are right for every sigma; the same work for every draw, at the price of a law
+within total variation 2**-190 of the stated one, which :func:`ppk.samplers.sampler_delta` books into
+delta; every record's ``guarantee`` adds it as ``delta_sampler``).  Rounding is post-processing of the
+Gaussian mechanism, so the calibrated (eps, delta) holds for the rounded release.  Randomness comes from
+the operating system's CSPRNG unless a seed is given -- which warns and marks the result.  ``public()``
+carries the reviewer's record (:mod:`ppk.records`).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
-from fractions import Fraction
-from typing import Literal, overload
+from typing import Literal, Sequence, overload
 
 import numpy.typing as npt
 
 from ._random import as_source, warn_if_seeded
-from .algorithm2 import Alg2Result, PrivateDraws, _Added, _run, _validated
+from .algorithm2 import Alg2Result, PrivateDraws, run
+from .calibration import Calibration, calibrate
+from .histogram import MAX_CATEGORIES, MAX_HISTOGRAM_ROWS, HistogramQuery, floor_probabilities, probabilities
+from .records import SEEDED_WARNING, alg2_record, exact_warning, guarantee, make_record, ppk_warning, utc_now
+from .samplers import discrete_gaussian, discrete_laplace, rounded_gaussian
 from ._typing import RngLike
-from ._validate import flag
-from .samplers import discrete_gaussian, discrete_laplace, rounded_gaussian, sampler_delta
+from ._validate import flag, integer, real, sequence
 
-__all__ = ["release", "Release", "make_record", "RECORD_FORMAT"]
-
-#: The name and version of the record's layout (docs/release-security.md, "The record").
-RECORD_FORMAT = "ppk-record/1"
-
-
-def _round_up(x: Fraction) -> float:
-    """The least float >= x (so a delta is never reported below its value)."""
-    f = float(x)
-    return f if Fraction(f) >= x else math.nextafter(f, math.inf)
-
-
-def total_delta(delta: float, delta_sampler: float) -> float:
-    """delta + delta_sampler, rounded up, at most 1."""
-    return min(_round_up(Fraction(delta) + Fraction(delta_sampler)), 1.0)
-
-
-def utc_now() -> str:
-    """The current UTC time, ISO 8601 to the second: '2026-11-25T17:48:00Z'."""
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
-
-
-def make_record(*, attacker: dict | None, guarantee: dict | None, noise: dict | None, warnings: list[str],
-                created_utc: str | None = None, input: dict | None = None) -> dict:
-    """The reviewer's record of one output (docs/release-security.md, "The record").
-
-    ``attacker``: whom the guarantee is against, in numbers and in words (``text``), and where the
-    belief about the unknown rows came from (``belief_source``: ``"estimated_privately"``,
-    ``"stated_by_steward"`` or ``"none"``).  ``guarantee``: ``kind`` ("DP" or "PPK-DP"), ``eps``,
-    ``delta`` (the total: the mechanism's ``delta_mechanism`` plus the samplers' ``delta_sampler``,
-    rounded up) and ``text``.  ``noise``: ``law`` and ``scale`` (counts).  ``input``: the file, its
-    SHA-256, the column and the rows read (``None`` when no file was read).  ``warnings``: every
-    reason the output is weaker than it may look -- exact values published, a guarantee that rests
-    on a stated belief or on a bound on the attacker's knowledge rather than standard DP, seeded
-    randomness.  The ppk version and the UTC time are added here.
-    """
-    from . import __version__
-    return {"format": RECORD_FORMAT, "ppk_version": __version__, "created_utc": created_utc or utc_now(),
-            "input": input, "attacker": attacker, "guarantee": guarantee, "noise": noise,
-            "warnings": list(warnings)}
-
-
-def guarantee(*, kind: str, eps, delta_mechanism, draws: int = 0, text: str) -> dict:
-    """The ``guarantee`` of a record: for one eps (a float) or a curve (lists), with the samplers' term."""
-    if isinstance(eps, (list, tuple)):
-        extras = [sampler_delta(e, draws) for e in eps]
-        return dict(kind=kind, eps=list(eps), delta=[total_delta(d, x) for d, x in zip(delta_mechanism, extras)],
-                    delta_mechanism=list(delta_mechanism), delta_sampler=extras, text=text)
-    extra = sampler_delta(eps, draws)
-    return dict(kind=kind, eps=eps, delta=total_delta(delta_mechanism, extra), delta_mechanism=delta_mechanism,
-                delta_sampler=extra, text=text)
-
-
-#: The warnings of a record, worded once.
-SEEDED_WARNING = "NOT PRIVATE: seeded randomness (for tests only); the noise can be reproduced"
-
-
-def exact_warning(what: str, known: int) -> str:
-    return (f"NO NOISE: {what} published exactly. The unknown rows alone (natural noise) meet (eps, delta) "
-            f"only against an attacker who knows at most {known} rows; one who knows more is not covered")
-
-
-def ppk_warning(known: int, n: int, belief: str) -> str:
-    return (f"NOT STANDARD DP: private against an attacker who knows at most {known} of the {n} rows and for whom "
-            f"the others are independent draws ({belief}); an attacker who knows more rows, or has a sharper "
-            "belief about the others, is not covered")
+__all__ = ["release", "Release", "HistogramRelease"]
 
 
 @dataclass(frozen=True)
@@ -131,75 +67,194 @@ class Release:
         return out
 
 
-def alg2_record(cal: Alg2Result, *, draws: int, created_utc: str | None = None, input: dict | None = None,
-                value_published: bool) -> dict:
-    """The record of an Algorithm 2 calibration (``value_published=False``: the ledger alone, whose count
-    estimate is itself a release) or of a release."""
-    n, known = cal.n, cal.known
-    interval = ("none (the estimate was unusable: the DP baseline is used)" if cal.branch == "fallback"
-                else f"p in [{cal.p_lo:.6g}, {cal.p_hi:.6g}]")
-    belief = ("each unknown row is 1 with the same probability p, independently; "
-              f"{interval}, estimated privately from the data (eps/2 = {cal.eps_estimate:g} of the budget buys a "
-              f"discrete-Laplace count estimate, {cal.hoeffding} Hoeffding interval failing with probability "
-              f"kappa2 = {cal.kappa2:.3g}, inside delta)")
-    standard = cal.branch in ("baseline", "fallback") or n - known - 1 == 0
-    attacker = dict(rows=n, rows_known=known, rows_unknown=n - known - 1, belief=belief,
-                    belief_source="none" if standard else "estimated_privately",
-                    text=("any attacker (standard DP: the noise is the DP baseline's, at (eps/2, delta), and the "
-                          "count estimate is eps/2-DP)" if standard else
-                          f"an attacker who knows {known} of the {n} rows exactly (their values and who they are), "
-                          f"not the challenge row; the other {n - known - 1} rows are natural noise: {belief}"))
-    law = {"gaussian": "rounded_gaussian"}.get(cal.law, cal.law)
-    scale_name = "scale" if cal.law == "discrete_laplace" else "sigma"
-    what = "a count plus noise" if value_published else "the ledger's count estimate (the value is not drawn here)"
-    g = guarantee(kind="DP" if standard else "PPK-DP", eps=cal.eps, delta_mechanism=cal.delta, draws=draws,
-                  text=f"{what}: (eps, delta)-{'DP' if standard else 'PPK-DP'}; delta = kappa1 + kappa2 + kappa4 + "
-                       "T_L (the ledger's delta_parts) plus the samplers' term")
-    noise = dict(law="none" if cal.sigma == 0 else law, scale=cal.sigma, scale_name=scale_name, unit="counts",
-                 per="value", count_estimate_law="discrete_laplace", count_estimate_eps=cal.eps_estimate)
-    warnings = []
-    if cal.insecure_for_testing:
-        warnings.append(SEEDED_WARNING)
-    if cal.sigma == 0:
-        warnings.append(exact_warning("the count is" if value_published else "a release would publish the count",
-                                      known))
-    if not standard:
-        warnings.append(ppk_warning(known, n, "the same probability p for every unknown row, estimated privately"))
-    return make_record(attacker=attacker, guarantee=g, noise=noise, warnings=warnings, created_utc=created_utc,
-                       input=input)
+@dataclass(frozen=True)
+class HistogramRelease:
+    """A released histogram: ``counts[i] + round(sigma Z_i)`` per bin, and how sigma was chosen."""
+
+    values: tuple[int, ...]             #: the noisy counts to publish, one per category
+    calibration: Calibration[HistogramQuery]   #: public: sigma (``scale``), the certified delta, plain DP's sigma
+    insecure_for_testing: bool          #: seeded randomness: reproducible, NOT private
+    eps: float = math.nan               #: the target the calibration met
+    delta: float = math.nan
+    #: the steward's floor on every category's probability (``min_prob=``), or None when ``probs`` was stated
+    min_prob: float | None = None
+    #: when the release was made (UTC, ISO 8601); not part of equality
+    created_utc: str = field(default="", compare=False)
+
+    @property
+    def known(self) -> int:
+        return self.calibration.query.known
+
+    @property
+    def n(self) -> int:
+        return self.calibration.query.n
+
+    def belief(self, categories: Sequence[str] | None = None) -> str:
+        """The attacker's belief about the unknown rows, in words."""
+        if self.min_prob is not None:
+            return (f"any belief that gives each of the {len(self.values)} categories a probability >= "
+                    f"{self.min_prob:g}, stated by the steward (covered at once: the worst such belief is used)")
+        probs = self.calibration.query.probs
+        names = list(categories) if categories is not None else [f"#{i}" for i in range(len(probs))]
+        return ("each unknown row falls in the categories independently with probabilities "
+                + ", ".join(f"{c}={p:.6g}" for c, p in zip(names, probs)) + ", stated by the steward")
+
+    @property
+    def standard_dp(self) -> bool:
+        """True when the noise alone is plain DP's (or the attacker knows every other row): no belief needed."""
+        return self.calibration.scale >= self.calibration.scale_dp or self.calibration.query.n_unknown == 0
+
+    def public(self, *, categories: Sequence[str] | None = None, input: dict | None = None) -> dict:
+        """What may be published: the noisy counts (by category name when ``categories`` are given),
+        the noise, the calibration's public numbers and the reviewer's ``record``
+        (:func:`ppk.records.make_record`; ``input`` names the file read, if any)."""
+        cal = self.calibration
+        names = list(categories) if categories is not None else None
+        if names is not None and len(names) != len(self.values):
+            raise ValueError(f"categories must name the {len(self.values)} bins, got {len(names)} names")
+        belief = self.belief(names)
+        out: dict = dict(values=dict(zip(names, self.values)) if names is not None else list(self.values),
+                         noise="none" if cal.scale == 0 else "rounded_gaussian", sigma=cal.scale, sigma_dp=cal.scale_dp,
+                         delta_achieved=cal.delta_achieved, eps=self.eps, delta=self.delta, n=self.n,
+                         known=self.known)
+        if self.insecure_for_testing:
+            out["warning"] = SEEDED_WARNING
+        n_unknown = cal.query.n_unknown
+        attacker = dict(rows=self.n, rows_known=self.known, rows_unknown=n_unknown, belief=belief,
+                        belief_source="none" if self.standard_dp else "stated_by_steward",
+                        text=("any attacker (standard DP: the noise is plain DP's for a histogram, sensitivity "
+                              "sqrt 2)" if self.standard_dp else
+                              f"an attacker who knows {self.known} of the {self.n} rows exactly (their categories "
+                              f"and who they are), not the challenge row; the other {n_unknown} rows are natural "
+                              f"noise shared by all bins: {belief}"))
+        kind = "DP" if self.standard_dp else "PPK-DP"
+        g = guarantee(kind=kind, eps=self.eps, delta_mechanism=self.delta,
+                      draws=len(self.values) if cal.scale > 0 else 0,
+                      text=f"every bin plus noise: (eps, delta)-{kind} for the whole histogram (the certified "
+                           f"delta at sigma is {cal.delta_achieved:.6g} <= delta) plus the samplers' term")
+        noise = dict(law="none" if cal.scale == 0 else "rounded_gaussian", scale=cal.scale, scale_name="sigma",
+                     unit="counts", per="bin")
+        warnings = []
+        if self.insecure_for_testing:
+            warnings.append(SEEDED_WARNING)
+        if cal.scale == 0:
+            warnings.append(exact_warning("every bin's count is", self.known))
+        if not self.standard_dp:
+            stated = (f"each category at least {self.min_prob:g} likely, a floor the steward stated"
+                      if self.min_prob is not None else
+                      "with the category probabilities the steward stated, not estimated from the data")
+            warnings.append(ppk_warning(self.known, self.n, stated)
+                            .replace("NOT STANDARD DP:", "STATED BELIEF, NOT STANDARD DP:"))
+        out["record"] = make_record(attacker=attacker, guarantee=g, noise=noise, warnings=warnings,
+                                    created_utc=self.created_utc or None, input=input)
+        return out
+
 
 
 @overload
-def release(*, data: npt.ArrayLike | None = ..., count: int | None = ..., n: int | None = ..., known: int, eps: float,
-            delta: float, kappa1: float = ..., kappa2: float | None = ..., kappa3: float | None = ...,
-            hoeffding: str = ..., rng: RngLike = ..., audit: Literal[False] = ..., noise: str = ...) -> Release: ...
+def release(*, data: npt.ArrayLike | None = ..., count: int | None = ..., n: int | None = ...,
+            counts: Sequence[int] | None = ..., known: int, eps: float, delta: float,
+            probs: Sequence[float] | npt.ArrayLike | None = ..., min_prob: float | None = ..., kappa1: float = ...,
+            kappa2: float | None = ..., kappa3: float | None = ..., hoeffding: str = ..., rng: RngLike = ...,
+            audit: Literal[False] = ..., noise: str = ...) -> Release | HistogramRelease: ...
 @overload
-def release(*, data: npt.ArrayLike | None = ..., count: int | None = ..., n: int | None = ..., known: int, eps: float,
-            delta: float, kappa1: float = ..., kappa2: float | None = ..., kappa3: float | None = ...,
-            hoeffding: str = ..., rng: RngLike = ..., audit: Literal[True],
-            noise: str = ...) -> tuple[Release, PrivateDraws]: ...
-def release(*, data: npt.ArrayLike | None = None, count: int | None = None, n: int | None = None, known: int,
-            eps: float, delta: float, kappa1: float = 0.0, kappa2: float | None = None, kappa3: float | None = None,
-            hoeffding: str = "additive", rng: RngLike = None, audit: bool = False,
-            noise: str = "gaussian") -> Release | tuple[Release, PrivateDraws]:
-    """Release ``count + round(sigma Z)`` with sigma from :func:`ppk.alg2` (same arguments).
+def release(*, data: npt.ArrayLike | None = ..., count: int | None = ..., n: int | None = ...,
+            counts: Sequence[int] | None = ..., known: int, eps: float, delta: float,
+            probs: Sequence[float] | npt.ArrayLike | None = ..., min_prob: float | None = ..., kappa1: float = ...,
+            kappa2: float | None = ..., kappa3: float | None = ..., hoeffding: str = ..., rng: RngLike = ...,
+            audit: Literal[True], noise: str = ...) -> tuple[Release, PrivateDraws]: ...
+def release(*, data: npt.ArrayLike | None = None, count: int | None = None, n: int | None = None,
+            counts: Sequence[int] | None = None, known: int, eps: float, delta: float,
+            probs: Sequence[float] | npt.ArrayLike | None = None, min_prob: float | None = None, kappa1: float = 0.0,
+            kappa2: float | None = None, kappa3: float | None = None, hoeffding: str = "additive", rng: RngLike = None,
+            audit: bool = False, noise: str = "gaussian") -> Release | HistogramRelease | tuple[Release, PrivateDraws]:
+    """Release a count or a histogram with the least noise that makes it private.
 
-    ``noise="discrete_gaussian"`` or ``"discrete_laplace"`` adds that law instead, with the scale
-    Algorithm 2 calibrates for it, drawn by the exact integer samplers of :mod:`ppk.samplers`.
+    **A count** (``data``, or ``count`` and ``n``): ``count + round(sigma Z)`` with sigma from
+    :func:`ppk.alg2` (the same arguments: ``kappa1``, ``kappa2``, ``kappa3``, ``hoeffding``);
+    ``noise="discrete_gaussian"`` or ``"discrete_laplace"`` adds that law instead, drawn by the exact
+    integer samplers of :mod:`ppk.samplers`.  Returns a :class:`Release`; ``audit=True`` returns
+    ``(Release, PrivateDraws)`` -- the Release never holds the noise.
 
-    ``rng=None`` (default) uses a cryptographically secure source for both the count
-    estimate and the Gaussian noise; a seed or Generator makes it reproducible, warns
-    (:class:`ppk.InsecureRandomnessWarning`) and marks the result as not private.
-    ``audit=True`` returns ``(Release, PrivateDraws)``; the Release never holds the noise.
+    **A histogram** (``counts``: the true count of each category, their sum ``n`` public): every bin plus
+    rounded Gaussian noise, sigma from :func:`ppk.calibrate` on a :class:`ppk.HistogramQuery`.  The
+    attacker's belief is ``probs`` (one probability per category) or, instead, ``min_prob``: every belief
+    that gives each category at least that probability, covered at once
+    (:func:`ppk.histogram.floor_probabilities`).  Returns a :class:`HistogramRelease`.
+
+    ``rng=None`` (default) uses a cryptographically secure source; a seed or Generator makes the release
+    reproducible, warns (:class:`ppk.InsecureRandomnessWarning`) and marks the result as not private.
     """
-    args = _validated(data, count, n, known, eps, delta, kappa1, kappa2, kappa3, hoeffding)
-    _Added(noise)
+    if counts is not None:
+        if data is not None or count is not None or n is not None:
+            raise ValueError("give counts (a histogram) or data / count and n (a count), not both")
+        unused = [name for name, value, default in (
+            ("kappa1", kappa1, 0.0), ("kappa2", kappa2, None), ("kappa3", kappa3, None), ("hoeffding", hoeffding,
+            "additive"), ("audit", audit, False), ("noise", noise, "gaussian")) if value != default]
+        if unused:
+            raise ValueError(f"{', '.join(unused)} apply to a count's release (Algorithm 2), not to a histogram's")
+        return _release_histogram(counts=counts, known=known, probs=probs, eps=eps, delta=delta, rng=rng,
+                                  min_prob=min_prob)
+    if probs is not None or min_prob is not None:
+        raise ValueError("probs and min_prob state the belief for a histogram's release (counts=); a count's "
+                         "release estimates the bias privately")
+    return _release_count(data=data, count=count, n=n, known=known, eps=eps, delta=delta, kappa1=kappa1,
+                          kappa2=kappa2, kappa3=kappa3, hoeffding=hoeffding, rng=rng, audit=audit, noise=noise)
+
+
+def _release_count(*, data, count, n, known, eps, delta, kappa1, kappa2, kappa3, hoeffding, rng, audit,
+                   noise) -> Release | tuple[Release, PrivateDraws]:
     audit = flag("audit", audit)
     source = as_source(rng)
+    out = run(source, data=data, count=count, n=n, known=known, eps=eps, delta=delta, kappa1=kappa1, kappa2=kappa2,
+              kappa3=kappa3, hoeffding=hoeffding, diagnostics=False, noise=noise)
     warn_if_seeded(source, "release")
-    cal, laplace_noise = _run(source, *args, hoeffding, False, noise)
+    cal = out.result
     sampler = {"gaussian": rounded_gaussian, "discrete_gaussian": discrete_gaussian,
-               "discrete_laplace": discrete_laplace}[noise]
-    gaussian_noise = sampler(cal.sigma, rng=source) if cal.sigma > 0 else 0
-    out = Release(value=args[0] + gaussian_noise, calibration=cal)
-    return (out, PrivateDraws(laplace_noise=laplace_noise, gaussian_noise=gaussian_noise)) if audit else out
+               "discrete_laplace": discrete_laplace}[cal.law]
+    added = sampler(cal.sigma, rng=source) if cal.sigma > 0 else 0
+    value = Release(value=out.exact_count + added, calibration=cal)
+    return (value, PrivateDraws(laplace_noise=out.laplace_noise, gaussian_noise=added)) if audit else value
+
+
+def _release_histogram(*, counts: Sequence[int], known: int, probs: Sequence[float] | npt.ArrayLike | None,
+                       eps: float, delta: float, rng: RngLike, min_prob: float | None) -> HistogramRelease:
+    """Release every bin's count plus rounded Gaussian noise, sigma from :func:`ppk.calibrate`.
+
+    ``counts`` are the true counts per category (their sum is ``n``, which is public).  The attacker's
+    belief is ``probs`` (one probability per category) or, instead, ``min_prob``: every belief that
+    gives each category at least that probability, covered at once (:func:`floor_probabilities`).
+    The noise is drawn by the integer sampler :func:`ppk.samplers.rounded_gaussian` (within
+    ``TV_BOUND`` of its law, booked by ``sampler_delta`` in the record) from a cryptographically
+    secure source unless ``rng`` is given (then it warns and marks the result as not private).
+    Rounding each bin is post-processing, so the calibrated (eps, delta) holds for the integers released.
+    """
+    values = sequence("counts", counts, lambda name, c: integer(name, c, minimum=0), max_length=MAX_CATEGORIES)
+    if (probs is None) == (min_prob is None):
+        raise ValueError("give the attacker's belief as probs (one probability per category) or min_prob "
+                         "(a floor on every category's probability), not both and not neither")
+    if min_prob is not None:
+        if len(values) < 2:
+            raise ValueError(f"counts must list at least 2 categories, got {len(values)}")
+        floor = real("min_prob", min_prob, minimum=0.0, maximum=1.0 / len(values))
+        probs_t = probabilities("probs", floor_probabilities(categories=len(values), min_prob=floor))
+    else:
+        assert probs is not None   # one of the two was given (checked above)
+        probs_t = probabilities("probs", probs)
+        if len(values) != len(probs_t):
+            hint = (" (a floor on two categories' probabilities is min_prob=, not probs=floor_probabilities(...))"
+                    if len(values) == 2 and len(probs_t) == 3 else "")
+            raise ValueError(f"counts and probs must have one entry per category, got {len(values)} counts and "
+                             f"{len(probs_t)} probabilities{hint}")
+    n = sum(values)
+    if n < 1:
+        raise ValueError("counts must hold at least one row")
+    if n > MAX_HISTOGRAM_ROWS:
+        raise ValueError(f"counts must add up to at most MAX_HISTOGRAM_ROWS = {MAX_HISTOGRAM_ROWS} rows, got {n}")
+    cal = calibrate(HistogramQuery(n=n, known=known, probs=probs_t, sigma=0.0), eps=eps, delta=delta)
+    source = as_source(rng)
+    warn_if_seeded(source, "release")
+    noisy = tuple(c + (rounded_gaussian(cal.scale, rng=source) if cal.scale > 0 else 0) for c in values)
+    return HistogramRelease(values=noisy, calibration=cal, insecure_for_testing=not source.secure,
+                            eps=float(eps), delta=float(delta), min_prob=None if min_prob is None else float(min_prob),
+                            created_utc=utc_now())

@@ -13,7 +13,8 @@ from .._io import read_binary_column
 from ..algorithm1 import alg1
 from ..algorithm2 import alg2
 from ..counting import CountingQuery
-from ..release import alg2_record, exact_warning, guarantee, make_record, release
+from ..records import alg2_record, exact_warning, guarantee, make_record
+from ..release import release
 from ._args import add_command, add_json_flag, add_query_args, add_seed_args, call_seeded, release_rng, whole
 from ._emit import exp_rounded_up, fmt_from_log, fmt_number, print_json, print_ledger, print_record, print_table
 from ._records import file_input, stated_warning
@@ -85,36 +86,36 @@ def _run_delta(args: argparse.Namespace) -> int:
 
 
 def _run_calibrate(args: argparse.Namespace) -> int:
-    r = alg1(n=args.n, known=args.known, p=args.p, eps=args.eps, delta=args.delta, error=args.error)
-    rows = [("PPK-DP, Algorithm 1", r.sigma)]
-    rows.append(("analytic Gaussian (Balle-Wang)", baselines.analytic_gaussian_sigma(eps=r.eps, delta=r.delta)))
-    rows.append(("Cor. 3.2, corrected", baselines.sufficient_gaussian_sigma(eps=r.eps, delta=r.delta)
-                 if r.delta <= 0.25 else math.nan))
-    rows.append(("classic Gaussian (Thm 3.1)", baselines.classic_gaussian_sigma(eps=r.eps, delta=r.delta)
-                 if r.eps < 1 else math.nan))
+    cal = alg1(n=args.n, known=args.known, p=args.p, eps=args.eps, delta=args.delta, error=args.error)
+    q, eps, delta = cal.query, cal.eps, cal.delta
+    rows = [("PPK-DP, Algorithm 1", cal.scale), ("analytic Gaussian (Balle-Wang)", cal.scale_dp)]
+    rows.append(("Cor. 3.2, corrected", baselines.sufficient_gaussian_sigma(eps=eps, delta=delta)
+                 if delta <= 0.25 else math.nan))
+    rows.append(("classic Gaussian (Thm 3.1)", baselines.classic_gaussian_sigma(eps=eps, delta=delta)
+                 if eps < 1 else math.nan))
 
     def gain(s: float) -> float:
-        return math.inf if r.sigma == 0 else s / r.sigma
+        return math.inf if cal.scale == 0 else s / cal.scale
 
-    record = _count_record(r.n, r.known, r.p, r.sigma, eps=r.eps, delta_mechanism=r.delta,
+    record = _count_record(q.n, q.known, q.p, cal.scale, eps=eps, delta_mechanism=delta,
                            text="the count plus N(0, sigma^2) at the sigma found is (eps, delta)-{kind} (certified "
-                                f"delta {r.delta_achieved:.6g} <= delta); a release by ppk adds the samplers' term")
+                                f"delta {cal.delta_achieved:.6g} <= delta); a release by ppk adds the samplers' term")
     if args.json:
-        print_json(dict(n=r.n, known=r.known, p=r.p, eps=r.eps, delta=r.delta, sigma=r.sigma, beta=r.beta,
-                        zeta=r.zeta, delta_achieved=r.delta_achieved, evaluations=r.evaluations, reason=r.reason,
-                        baselines={name: (None if math.isnan(s) else s) for name, s in rows[1:]},
-                        gain_vs_analytic=None if r.sigma == 0 else gain(rows[1][1]), record=record))
+        print_json(dict(n=q.n, known=q.known, p=q.p, eps=eps, delta=delta, sigma=cal.scale, beta=q.beta,
+                        zeta=cal.zeta, delta_achieved=cal.delta_achieved, evaluations=cal.evaluations,
+                        reason=cal.reason, baselines={name: (None if math.isnan(s) else s) for name, s in rows[1:]},
+                        gain_vs_analytic=None if cal.scale == 0 else gain(rows[1][1]), record=record))
         return 0
-    print(f"Noise for a count over n={r.n} rows, attacker knows {r.known}, unknown rows Bernoulli({r.p}),"
-          f" target (eps={r.eps:g}, delta={r.delta:g})")
-    print(f"{_natural_noise_line(r.n, r.known, r.p)}.  sigma is a standard deviation in counts;"
+    print(f"Noise for a count over n={q.n} rows, attacker knows {q.known}, unknown rows Bernoulli({q.p}),"
+          f" target (eps={eps:g}, delta={delta:g})")
+    print(f"{_natural_noise_line(q.n, q.known, q.p)}.  sigma is a standard deviation in counts;"
           " beta = sigma / n.\n")
     print_table(["method", "sigma", "beta", "baseline/PPK"],
-                [[name, "n/a" if math.isnan(s) else f"{s:.6g}", "n/a" if math.isnan(s) else f"{s / r.n:.4g}",
+                [[name, "n/a" if math.isnan(s) else f"{s:.6g}", "n/a" if math.isnan(s) else f"{s / q.n:.4g}",
                   "" if i == 0 or math.isnan(s) else f"{gain(s):.4g}"] for i, (name, s) in enumerate(rows)])
-    print(f"\nAlgorithm 1: {r.reason}; {r.evaluations} evaluations; sigma* lies in [sigma - {r.zeta:.2g}, sigma];"
-          f" certified delta at sigma = {r.delta_achieved:.6g}")
-    if r.eps >= 1:
+    print(f"\nAlgorithm 1: {cal.reason}; {cal.evaluations} evaluations; sigma* lies in [sigma - {cal.zeta:.2g}, "
+          f"sigma]; certified delta at sigma = {cal.delta_achieved:.6g}")
+    if eps >= 1:
         print("The classic Gaussian mechanism (Dwork-Roth Thm A.1) is only valid for eps < 1.")
     print_record(record)
     return 0

@@ -9,8 +9,10 @@ import numpy as np
 
 from .. import baselines
 from .._io import read_categories
-from ..histogram import HistogramQuery, calibrate_histogram, floor_probabilities, release_histogram
-from ..release import exact_warning, guarantee, make_record
+from ..calibration import calibrate
+from ..histogram import HistogramQuery, floor_probabilities
+from ..release import release
+from ..records import exact_warning, guarantee, make_record
 from ._args import add_command, add_json_flag, add_seed_args, call_seeded, release_rng, whole
 from ._emit import NOT_PRIVATE, exp_rounded_up, fmt_from_log, fmt_number, print_json, print_record, print_table
 from ._records import file_input, stated_warning
@@ -95,22 +97,23 @@ def _run(args: argparse.Namespace) -> int:
 def _calibrate(args: argparse.Namespace, probs: list[float], belief: str) -> int:
     if len(args.eps) != 1:
         raise ValueError("--delta calibrates for one --eps value")
-    cal = calibrate_histogram(n=args.n, known=args.known, probs=probs, eps=args.eps[0], delta=args.delta)
-    standard = args.n - args.known - 1 == 0 or cal.sigma >= cal.sigma_dp
+    cal = calibrate(HistogramQuery(n=args.n, known=args.known, probs=probs, sigma=0.0), eps=args.eps[0],
+                    delta=args.delta)
+    standard = args.n - args.known - 1 == 0 or cal.scale >= cal.scale_dp
     kind = "DP" if standard else "PPK-DP"
-    rec = _record(args, belief, sigma=cal.sigma, standard=standard, g=guarantee(
+    rec = _record(args, belief, sigma=cal.scale, standard=standard, g=guarantee(
         kind=kind, eps=args.eps[0], delta_mechanism=args.delta,
         text=f"every bin plus N(0, sigma^2) is (eps, delta)-{kind} for the whole histogram (certified delta "
              f"{cal.delta_achieved:.6g} <= delta); a release by ppk adds the samplers' term"))
     if args.json:
         print_json(dict(n=args.n, known=args.known, probs=list(cal.query.probs), eps=args.eps[0], delta=args.delta,
-                        sigma=cal.sigma, sigma_dp=cal.sigma_dp, noise_saved=cal.noise_saved,
+                        sigma=cal.scale, sigma_dp=cal.scale_dp, noise_saved=cal.noise_saved,
                         delta_achieved=cal.delta_achieved, belief=belief, record=rec))
         return 0
     print(f"Noise per bin for a histogram of n={args.n} rows, attacker knows {args.known}; {belief}.")
     print("sigma is a standard deviation in counts, added to every bin.\n")
-    print_table(["method", "sigma"], [["ppk (certified upper end)", f"{cal.sigma:.6g}"],
-                                      ["plain DP (analytic Gaussian, sensitivity sqrt 2)", f"{cal.sigma_dp:.6g}"]])
+    print_table(["method", "sigma"], [["ppk (certified upper end)", f"{cal.scale:.6g}"],
+                                      ["plain DP (analytic Gaussian, sensitivity sqrt 2)", f"{cal.scale_dp:.6g}"]])
     print(f"\nnoise saved: {100 * cal.noise_saved:.1f}%; certified delta at sigma = {cal.delta_achieved:.6g}")
     print_record(rec)
     return 0
@@ -175,7 +178,7 @@ def _release(args: argparse.Namespace) -> int:
     read = read_categories(args.csv, args.column, categories)
     # --min-prob: the release takes the floor itself (its covering belief may have a category more than the bins)
     belief_kwargs = dict(min_prob=args.min_prob) if args.min_prob is not None else dict(probs=probs)
-    out = call_seeded(release_histogram, counts=list(read.counts), known=args.known, eps=args.eps[0],
+    out = call_seeded(release, counts=list(read.counts), known=args.known, eps=args.eps[0],
                       delta=args.delta, rng=rng, **belief_kwargs)
     cal = out.calibration
     public = out.public(categories=categories, input=file_input(read, args.column))
@@ -185,15 +188,15 @@ def _release(args: argparse.Namespace) -> int:
         return 0
     if out.insecure_for_testing:
         print(NOT_PRIVATE + "\n")
-    print(f"released histogram of {args.column!r} (count + rounded Gaussian noise, sigma = {cal.sigma:.6g} counts "
+    print(f"released histogram of {args.column!r} (count + rounded Gaussian noise, sigma = {cal.scale:.6g} counts "
           "per bin):")
     print_table(["category", "value"], [[c, str(v)] for c, v in zip(categories, out.values)])
-    if cal.sigma == 0:
+    if cal.scale == 0:
         print("\nNOTICE: no noise was added -- the values ARE the exact counts.  The unknown rows alone meet "
               f"(eps, delta) against an attacker who knows {args.known} rows; one who knows more is not covered.")
     print(f"\n(eps={args.eps[0]:g}, delta={args.delta:g}) against an attacker who knows {args.known} of "
           f"{read.rows} rows; {belief}.")
-    print(f"certified delta at sigma: {cal.delta_achieved:.6g}; plain DP would add sigma = {cal.sigma_dp:.6g} "
+    print(f"certified delta at sigma: {cal.delta_achieved:.6g}; plain DP would add sigma = {cal.scale_dp:.6g} "
           f"(noise saved: {100 * cal.noise_saved:.1f}%)")
     print_record(public["record"])
     return 0

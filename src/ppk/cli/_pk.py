@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..release import exact_warning, guarantee, make_record
+from ..records import exact_warning, guarantee, make_record
 from ._args import add_command, add_group, add_json_flag, whole
 from ._emit import exp_rounded_up, fmt_from_log, print_json, print_record, print_table
 from ._records import stated_warning

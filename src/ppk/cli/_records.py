@@ -1,8 +1,8 @@
-"""Parts of the record (:func:`ppk.release.make_record`) that several commands fill the same way."""
+"""Parts of the record (:func:`ppk.records.make_record`) that several commands fill the same way."""
 from __future__ import annotations
 
 from .._io import ColumnRead
-from ..release import ppk_warning
+from ..records import ppk_warning
 
 
 def file_input(read: ColumnRead, column: str) -> dict:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from ..release import make_record
+from ..records import make_record
 from ._args import add_command, add_group, add_json_flag, whole
 from ._emit import print_json, print_record
 
