@@ -85,3 +85,89 @@ def test_no_comment_cites_an_absent_specification():
             for p in [*SRC.rglob("*.py"), *(ROOT / "cpp").rglob("*.[ch]pp")] if p.is_file()
             for i, line in enumerate(p.read_text().splitlines(), 1) if pattern.search(line)]
     assert not hits
+
+
+# --- the house (docs/architecture.md) --------------------------------------------------------------
+
+#: The modules that may call the kernel gateway: the queries, the laws, the PLD internals, the Gaussian
+#: mechanism's own curve, and the related paper with a kernel of its own.  Everything else reaches numbers
+#: through a query.
+KERNEL_CALLERS = {"counting.py", "noisy_query.py", "_family.py", "_family_engine.py", "histogram.py",
+                  "_histogram_noiseless.py", "baselines.py",
+                  "hypergeom.py", "noise/natural.py", "noise/added.py", "noise/window.py", "noise/_convolve.py",
+                  "pld/_convolution.py", "pld/mechanisms.py", "related/risk/sensitivity.py"}
+MAX_LINES = 500
+
+
+def _module_name(path: pathlib.Path) -> str:
+    parts = list(path.relative_to(SRC.parent).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _top_level_imports(path: pathlib.Path) -> set[str]:
+    """The ppk modules a module imports when it is loaded (imports inside functions are lazy: not counted)."""
+    import ast
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    out: set[str] = set()
+    for node in ast.parse(path.read_text()).body:
+        if isinstance(node, ast.If):   # `if TYPE_CHECKING:` imports nothing at run time
+            continue
+        if isinstance(node, ast.ImportFrom) and node.level:
+            base = package.split(".")[: len(package.split(".")) - node.level + 1]
+            target = ".".join(base + ([node.module] if node.module else []))
+            for alias in node.names:
+                candidate = f"{target}.{alias.name}"
+                known = (SRC.parent / candidate.replace(".", "/")).with_suffix(".py").exists() or \
+                    (SRC.parent / candidate.replace(".", "/") / "__init__.py").exists()
+                out.add(candidate if known else target)
+        elif isinstance(node, ast.Import):
+            out.update(a.name for a in node.names if a.name.startswith("ppk."))
+    return {m for m in out if m != name}
+
+
+def _circle(graph: dict[str, set[str]]) -> list[str] | None:
+    """A circle of the import graph, or None (depth-first search)."""
+    state: dict[str, int] = {}
+
+    def visit(node: str, stack: list[str]) -> list[str] | None:
+        state[node] = 1
+        for dep in sorted(graph.get(node, ())):
+            if state.get(dep) == 1:
+                return stack[stack.index(dep):] + [dep]
+            if dep not in state and (found := visit(dep, stack + [dep])):
+                return found
+        state[node] = 2
+        return None
+
+    for node in sorted(graph):
+        if node not in state and (found := visit(node, [node])):
+            return found
+    return None
+
+
+def test_no_import_circle():
+    graph = {_module_name(p): _top_level_imports(p) for p in SRC.rglob("*.py")}
+    # a package's __init__ importing its own submodules is how packages work; the circle that matters is
+    # between modules: drop the edges from a module to the packages that contain it
+    for name, deps in graph.items():
+        deps -= {p for p in set(deps) if name.startswith(p + ".")}
+    assert sum(map(len, graph.values())) > 100           # the graph was read
+    assert _circle({"a": {"b"}, "b": {"c"}, "c": {"a"}}) == ["a", "b", "c", "a"]   # the search finds one
+    assert _circle(graph) is None, "import circle: " + " -> ".join(_circle(graph) or [])
+
+
+def test_only_the_queries_laws_and_pld_call_the_kernels():
+    callers = {str(p.relative_to(SRC)) for p in SRC.rglob("*.py")
+               if re.search(r"^\s*(from \.+ import _kernels|from \.+_kernels import|import ppk\._kernels)",
+                            p.read_text(), re.M)}
+    assert callers <= KERNEL_CALLERS, f"modules above the queries call the kernels: {sorted(callers - KERNEL_CALLERS)}"
+
+
+@pytest.mark.parametrize("tree, patterns", [(SRC, ("*.py",)), (ROOT / "cpp", ("*.hpp", "*.cpp"))])
+def test_no_file_over_500_lines(tree, patterns):
+    if not tree.exists():
+        pytest.skip("the source tree is not beside the tests")
+    long = {str(p.relative_to(ROOT)): n for pattern in patterns for p in tree.rglob(pattern)
+            if (n := len(p.read_text().splitlines())) > MAX_LINES}
+    assert not long, f"files over {MAX_LINES} lines (split them by concept): {long}"

@@ -351,6 +351,7 @@ _NATURAL = {
 for _law, (_factory, _valid) in _NATURAL.items():
     _add(f"ppk.noise.{_law}", getattr(noise, _law), **_valid)
     _add(f"ppk.noise.{_law}.window", _method(_factory, "window"), depth=40.0)
+_add("ppk.noise.Binomial.log_pmf", _method(lambda: noise.Binomial(100, 0.3), "log_pmf"), k=[0, 30, 100])
 _add("ppk.noise.PoissonBinomial (probs)", lambda **kw: noise.PoissonBinomial(**kw), probs=[0.1, 0.5, 0.9])
 _ADDED = {
     "Gaussian": (lambda: noise.Gaussian(2.0), dict(sigma=2.0)),
@@ -625,6 +626,7 @@ INFINITE_OK: dict[tuple[str, str], str] = {
     ("ppk.related.pk.ThresholdCount", "p"): "log_delta of a delta that is 0 (p = 0: no row is ever 1)",
     ("ppk.PrivacyLossDistribution.get_epsilon_for_delta", "delta"): "inf when no eps reaches delta",
     ("ppk.Accountant.epsilon", "delta"): "inf when no eps reaches delta",
+    ("ppk.noise.Binomial.log_pmf", "k"): "log of a probability that is 0 (k outside 0..n)",
     ("ppk.baselines.analytic_gaussian_epsilon", "*"): "inf when no eps reaches delta (documented: sigma = 0)",
     **{(f"ppk.noise.{law}.{m}", "x"): "log of a probability that is 0" for law in _ADDED
        for m in ("log_density", "log_sf", "log_cdf")},

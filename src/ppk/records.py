@@ -13,8 +13,7 @@ from .samplers import sampler_delta
 if TYPE_CHECKING:
     from .algorithm2 import Alg2Result
 
-__all__ = ["make_record", "guarantee", "RECORD_FORMAT", "SEEDED_WARNING", "exact_warning", "ppk_warning",
-           "alg2_record", "total_delta", "utc_now"]
+__all__ = ["make_record", "RECORD_FORMAT"]   # the parts below are the releases' and the CLI's
 
 #: The name and version of the record's layout (docs/release-security.md, "The record").
 RECORD_FORMAT = "ppk-record/1"

@@ -18,6 +18,7 @@ from .. import _kernels
 from .._validate import _show, integer, real, real_array, sequence
 from ._arguments import _depth, _numbers
 from ._convolve import MAX_CONVOLUTION_WORK, _LD_RATE, _Budget, _convolution_work, _convolve_all, _Linear
+from .._typing import FloatArray
 from .window import LD, MAX_WINDOW, LDArray, Window, _check_size, _is_log_concave, _log_concave_window
 
 __all__ = ["NaturalNoise", "Binomial", "PoissonBinomial", "BetaBinomial", "BinomialMixture", "RowSum", "Pmf"]
@@ -60,6 +61,21 @@ class Binomial(NaturalNoise):
     @property
     def constant(self) -> bool:
         return self.n == 0 or self.p in (0.0, 1.0)
+
+    def log_pmf(self, k: npt.ArrayLike) -> FloatArray:
+        """``log P(X = k)`` for integers ``k`` (an int or an array; ``-inf`` outside ``0..n``), by the kernel's
+        saddle-point form in long double (~1e-16 relative)."""
+        try:
+            kk = np.asarray(k)
+        except (TypeError, ValueError, OverflowError):
+            raise TypeError(f"k must be an integer or an array of integers, got {_show(k)}") from None
+        integral = kk.dtype.kind in "iu" or (kk.dtype.kind == "f" and bool(np.all(np.isfinite(kk) & (kk == np.round(kk)))))
+        if not integral or kk.dtype.kind == "b":
+            raise TypeError(f"k must be an integer or an array of integers, got {_show(k)}")
+        if kk.size and (float(np.max(np.abs(kk.astype(float)))) > 2.0**62):
+            raise ValueError(f"k must be within +-2**62, got {_show(k)}")
+        out = _kernels.binom_logpmf(self.n, self.p, kk.astype(np.int64))
+        return float(out) if kk.ndim == 0 else out
 
     def window(self, depth: float) -> Window:
         depth = _depth(depth)

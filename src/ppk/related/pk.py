@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import special
 
-from .. import _kernels
+from ..noise import Binomial
 from .._logmath import log1mexp
 from .._validate import flag, integer, real
 from ..counting import CountingQuery
@@ -127,7 +127,7 @@ def _log_h_threshold(mech: ThresholdCount, eps: float, forward: bool) -> np.ndar
     last_fill = T if mech.strict else T - 1          # counts C <= last_fill are replaced by fill
     b = np.arange(known + 1)
     k = np.arange(N + 1)
-    lw = _kernels.binom_logpmf(N, p, k)
+    lw = Binomial(N, p).log_pmf(k)
     # Count part: outputs o > last_fill.  With j = o - b (forward: P(o) = w_{j-1}, Q(o) = w_j; backward
     # swapped) the positive part of w_{j-1} - e^eps w_j is formed with the closed-form ratio
     # w_j / w_{j-1} = (N - j + 1) p / (j q), never as a difference of two large log-pmfs.
@@ -187,7 +187,7 @@ def ppk_delta(mechanism: Count | NoisyCount | ThresholdCount, *, eps: float) -> 
     mechanism, eps = _mechanism(mechanism), _eps(eps)
     if isinstance(mechanism, ThresholdCount):
         b = np.arange(mechanism.known + 1)
-        lpb = _kernels.binom_logpmf(mechanism.known, mechanism.p, b)
+        lpb = Binomial(mechanism.known, mechanism.p).log_pmf(b)
         best = max(special.logsumexp(lpb + _log_h_threshold(mechanism, eps, fwd)) for fwd in (True, False))
         return _result(best)
     return _result(_shift_invariant(mechanism).log_delta(eps))

@@ -25,7 +25,7 @@ import numpy as np
 import numpy.typing as npt
 from scipy import special
 
-from .. import _kernels
+from ..noise import Binomial
 from .._logmath import log1mexp
 from .._random import as_generator, as_source, warn_if_seeded
 from .._validate import EPS_MAX_CLOSED_FORM, choice, flag, function, instance, integer, real, sequence
@@ -132,9 +132,9 @@ def composition_delta_exact(*, n: int, sizes: Sequence[int], p: float, eps: floa
         return count_delta(N=n - 1, p=p, eps=eps)
     lam = S / n
     c = np.arange(S + 1)
-    inner = _kernels.binom_logpmf(S - 1, p, c)
+    inner = Binomial(S - 1, p).log_pmf(c)
     inner1 = np.concatenate([[-np.inf], inner[:-1]])
-    outer = _kernels.binom_logpmf(S, p, c)
+    outer = Binomial(S, p).log_pmf(c)
     logp = {a: np.logaddexp(math.log(lam) + (inner1 if a else inner), math.log1p(-lam) + outer) for a in (0, 1)}
     best = -math.inf
     for a, b in ((1, 0), (0, 1)):
