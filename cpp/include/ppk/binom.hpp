@@ -24,6 +24,7 @@
 #include "ppk/logspace.hpp"
 
 namespace ppk {
+namespace detail {
 
 // stirlerr(n) for integer n >= 1.
 inline real stirlerr(real n) {
@@ -55,6 +56,8 @@ inline real bd0(real x, real m) {
   return x * std::log(x / m) + m - x;
 }
 
+}  // namespace detail
+
 // log(a) for a pair a + b = 1 of which the smaller is exact: log1p(-b) avoids the
 // rounding of a = 1 - b when b is tiny (N log(1 - 1e-6) at N = 1e9 needs it).
 inline real log_of_pair(real a, real b) { return a <= 0.5L ? std::log(a) : std::log1p(-b); }
@@ -63,21 +66,26 @@ inline real log_of_pair(real a, real b) { return a <= 0.5L ? std::log(a) : std::
 inline real log_binom_pmf(real k, real N, real p, real q) {
   if (k == 0) return N * log_of_pair(q, p);
   if (k == N) return N * log_of_pair(p, q);
+  using detail::bd0;
+  using detail::stirlerr;
   const real lc = stirlerr(N) - stirlerr(k) - stirlerr(N - k) - bd0(k, N * p) - bd0(N - k, N * q);
   const real lf = kLn2Pi + std::log(k) + std::log1p(-k / N);
   return lc - 0.5L * lf;
 }
 
-// The walks over the pmf (ppk/counting.hpp) step by the exact ratio w_{k+1}/w_k and re-anchor at the
+// The walks over the pmf (ppk/counting/) step by the exact ratio w_{k+1}/w_k and re-anchor at the
 // multiples of this stride, so those are the only k they read from a table.
 constexpr std::int64_t kPmfAnchorStride = 32;
 
+namespace detail {
+
 // Bin(N, p) log-pmf with a table over the central window, so that the anchors of the walks near
 // the mode cost one look-up.  A small window (<= kFullTableMax terms) holds every k; a larger one
-// only the anchors (multiples of kPmfAnchorStride): each entry costs a saddle-point evaluation
-// (~0.2 us), and a table of every k at N = 1e7 (41k entries, 8 ms) cost more than an evaluation
-// reads.  Any other k, and k outside the window (deep tails, reached when delta is astronomically
-// small), is computed on the fly -- the same function, so a value never depends on where it came from.
+// only the anchors (multiples of kPmfAnchorStride): each entry costs a saddle-point evaluation,
+// and a table of every k of a wide window (41k terms at N = 1e7) would cost more to build than an
+// evaluation reads from it.  Any other k, and k outside the window (deep tails, reached when delta
+// is astronomically small), is computed on the fly -- the same function, so a value never depends
+// on where it came from.
 // A law that is evaluated once (the histogram's mixture over M, ppk/histogram.hpp) skips the table.
 class BinomialLogPmf {
  public:
@@ -103,7 +111,7 @@ class BinomialLogPmf {
     for (std::size_t i = 0; i < cache_.size(); ++i) cache_[i] = compute(lo_ + (static_cast<std::int64_t>(i) << shift_));
     mask_ = mask;
     // a table of every k also keeps the log-steps: the peak searches ask for a few per evaluation,
-    // and at small N (a PLD's million loss levels) their logs were a tenth of the time
+    // and at small N (a PLD's million loss levels) a log per step would be a sizeable share
     if (shift_ == 0 && hi_ > lo_) {
       steps_.resize(static_cast<std::size_t>(hi_ - lo_));
       for (std::int64_t k = lo_; k < hi_; ++k) steps_[static_cast<std::size_t>(k - lo_)] = compute_step(k);
@@ -223,4 +231,5 @@ class LogPmfMemo {
   LogPmfMemoRange down_, up_;
 };
 
+}  // namespace detail
 }  // namespace ppk

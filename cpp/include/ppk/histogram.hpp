@@ -19,7 +19,11 @@
 #include <utility>
 #include <vector>
 
-#include "ppk/counting.hpp"
+#include "ppk/binom.hpp"
+#include "ppk/cancel.hpp"
+#include "ppk/counting/bound.hpp"
+#include "ppk/counting/direction.hpp"
+#include "ppk/logspace.hpp"
 
 namespace ppk {
 
@@ -34,7 +38,7 @@ inline DeltaBounds count_direction_delta(std::int64_t m, real q, real qc, real s
     r.method = 1;
     return r;
   }
-  DeltaBounds r = NoisyCountDirection(m, q, qc, /*cache_pmf=*/false).evaluate(sigma, eps);
+  DeltaBounds r = detail::NoisyCountDirection(m, q, qc, /*cache_pmf=*/false).evaluate(sigma, eps);
   if (sigma > 0) {   // post-processing of the Gaussian mechanism: never above it (as in NoisyCount)
     r.log_upper = std::min(r.log_upper, gaussian_delta(sigma, eps).log_upper);
     r.log_delta = std::min(r.log_delta, r.log_upper);
@@ -148,7 +152,7 @@ class BinomialMixture {
       if (h_.find(m) == h_.end()) todo.push_back(m);
     const std::vector<DeltaBounds> r = eval_many(todo);
     for (std::size_t i = 0; i < todo.size(); ++i) {
-      // the estimate is never above the truth by more than rounding (ppk/counting.hpp): 1e-12 covers it
+      // the estimate is never above the truth by more than rounding (ppk/counting/threshold.hpp): 1e-12 covers it
       const real upper = std::max(r[i].log_upper, r[i].log_delta);
       h_[todo[i]] = Point{std::min(r[i].log_delta - 1e-12L, upper), upper};
     }
@@ -232,7 +236,7 @@ class BinomialMixture {
   }
 
   std::int64_t N_;
-  BinomialLogPmf pmf_;
+  detail::BinomialLogPmf pmf_;
   std::int64_t mode_ = 0, lo_ = 0, hi_ = 0;
   real sd_ = 0, log_peak_ = 0, sum_err_ = 0;
   real log_out_right_ = -kInf;   // relative to the peak

@@ -1,7 +1,7 @@
 // ppk/logconcave_sum.hpp -- the pieces of every sum of a log-concave positive
 // sequence in ppk: its result type, its peak, and its certified stopping rule.
 //
-// Every sum in the noisy-count kernel (ppk/counting.hpp) has terms t_k = log w_k + g(k)
+// Every sum in the noisy-count kernel (ppk/counting/) has terms t_k = log w_k + g(k)
 // with w the binomial pmf (log-concave) and g a Gaussian log-density or log-tail
 // (concave), so the sequence is log-concave and unimodal.  We find the peak from the
 // sign of t_{k+1} - t_k, then add terms outward.  Past the
@@ -20,6 +20,7 @@
 #include "ppk/logspace.hpp"
 
 namespace ppk {
+namespace detail {
 
 struct LogConcaveSum {
   real scale = -kInf;      // the common log-scale the terms were summed against
@@ -37,11 +38,10 @@ struct LogConcaveSum {
 // falls by at least as much (log-concavity), so the rest is at most
 //   e q / (1 - q) <= n e / (1 - e / en)     (as 1 - q^n <= n (1 - q)).
 // Once that bound is below e^-50 of the peak term `top` (and e is already e^-30 below it), it is
-// added to `tail` and the walk stops -- no logs (the geometric bound from the last step's log-ratio,
-// used before, is tighter but stops at the same term, and its three logs per test were most of a
-// short walk's cost).  A term that has fallen from a positive value to 0 is below the long-double
-// range relative to scale (which the callers keep within 5000 of top): the rest is at most 8 such
-// terms.
+// added to `tail` and the walk stops -- no logs (the geometric bound from the last step's log-ratio
+// is tighter but stops at the same term, at three logs per test).  A term that has fallen from a
+// positive value to 0 is below the long-double range relative to scale (which the callers keep
+// within 5000 of top): the rest is at most 8 such terms.
 constexpr real kStopBelowTop = 30, kOmitBelowTop = 50;
 class LinearStop {
  public:
@@ -70,22 +70,14 @@ class LinearStop {
   real cut_down_, cut_omit_;
 };
 
-// argmax of a log-concave sequence on [kmin, kmax] from its increments step(k) = t_{k+1} - t_k
-// (decreasing in k), by bisection on their sign.  Increments, not terms: the terms can be large
-// numbers whose rounding would hide the small differences between neighbours.
-template <class Step>
-std::int64_t log_concave_peak_by_step(Step&& step, std::int64_t kmin, std::int64_t kmax) {
-  std::int64_t lo = kmin, hi = kmax;
-  while (lo < hi) {
-    const std::int64_t mid = lo + (hi - lo) / 2;
-    if (step(mid) > 0) lo = mid + 1; else hi = mid;
-  }
-  return lo;
-}
+}  // namespace detail
 
-// The same argmax searched outward from a guess: probes 1, 2, 4, ... steps away until the increment
+// argmax of a log-concave sequence on [kmin, kmax] from its increments step(k) = t_{k+1} - t_k
+// (decreasing in k), searched outward from a guess: probes 1, 2, 4, ... steps away until the increment
 // changes sign, then bisection between the last two probes -- about 2 log2 |peak - guess| + 2
-// increments instead of log2(kmax - kmin), and the same k (the first with step(k) <= 0, or kmax).
+// increments instead of log2(kmax - kmin); the first k with step(k) <= 0, or kmax.  Increments, not
+// terms: the terms can be large numbers whose rounding would hide the small differences between
+// neighbours.
 template <class Step>
 std::int64_t log_concave_peak_near(Step&& step, std::int64_t guess, std::int64_t kmin, std::int64_t kmax) {
   guess = std::min(std::max(guess, kmin), kmax);

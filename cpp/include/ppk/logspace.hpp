@@ -26,8 +26,8 @@ constexpr real kSqrt1_2 = 0.707106781186547524400844362104849039L;
 constexpr real kInvSqrt2Pi = 0.398942280401432677939946059934381868L;
 
 // log1p and expm1 of arguments near 0 by their Taylor polynomials (|z| <= 1e-4: the five terms leave
-// below 2e-21 relative), else the libm functions: term-by-term sums (ppk/counting.hpp) call them once
-// per term with arguments of 1e-6 and less, where the polynomial is a fraction of their cost.
+// below 2e-21 relative), else the libm functions: term-by-term sums (ppk/counting/tails.hpp) call
+// them once per term with arguments of 1e-6 and less, where the polynomial is a fraction of their cost.
 inline real log1p_near0(real z) {
   if (!(std::fabs(z) <= 1e-4L)) return std::log1p(z);
   return z * (1 + z * (-0.5L + z * (1.0L / 3 + z * (-0.25L + z * 0.2L))));
@@ -83,7 +83,7 @@ struct CompensatedSum {
 // A sum of many positive terms in blocks: each block (at most a few dozen terms) is summed plainly,
 // relative error <= (terms - 1) u (1.7e-18 for 32 terms), and the block sums are added with
 // compensation.  A plain add per term instead of a compensated one: the walks' inner loops
-// (ppk/counting.hpp) flush at their anchors, every 32 steps.
+// (ppk/counting/) flush at their anchors, every 32 steps.
 struct BlockSum {
   real block = 0;
   CompensatedSum total;

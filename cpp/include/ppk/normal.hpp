@@ -78,18 +78,18 @@ inline real mills_series(real y) {
 // of the index), with 10 terms of strip_mass for u < 16 and 12 above: the first one dropped is below
 // (16 + sqrt 10)^10 |t|^11 / 11! < 2e-22 |t| (resp. (40 + sqrt 12)^12 |t|^13 / 13! < 3e-23 |t|), under
 // 2e-21 of sf(u) >= pdf(u) / (u + 1), and the subtraction loses nothing (sf(u) / sf(u_i) >= e^{-u t}
-// >= 0.92).  About a third of the cost of glibc's erfcl (30-40 against 100-125 ns), and more accurate at
-// large |x|: erfcl's argument |x| / sqrt 2 is itself rounded (5e-20 relative), which costs x^2 times
-// that in erfc (1.6e-17 relative at x = 15, against mpmath); the table's nodes are corrected for that
-// rounding to first order, and the table agrees with a 45-digit erfc to 3e-19 on [0, 40)
-// (tests/test_kernels.py).  Beyond 40, the Mills series (beyond).
+// >= 0.92).  Cheaper than glibc's erfcl, and more accurate at large |x|: erfcl's argument
+// |x| / sqrt 2 is itself rounded (5e-20 relative), which costs x^2 times that in erfc (1.6e-17
+// relative at x = 15, against mpmath); the table's nodes are corrected for that rounding to first
+// order, and the table agrees with a 45-digit erfc to 3e-19 on [0, 40) (tests/test_kernels.py).
+// Beyond 40, the Mills series (beyond).
 class TwoSidedTail {
  public:
   static constexpr int kPerUnit = 256;
   static constexpr int kEnd = 40;
 
   static const TwoSidedTail& table() {
-    static const TwoSidedTail t;   // built once (10,241 erfcl, ~2 ms); thread-safe initialisation
+    static const TwoSidedTail t;   // built once (10,241 erfcl); thread-safe initialisation
     return t;
   }
 
@@ -197,7 +197,7 @@ inline real log_mills_ratio(real ya, real d) {
 }
 
 // The strip mass I_d(x) (strip_mass) for one d and many x.  It steps a tail along a lattice
-// x_m = x_0 + m d without an erfc per point (ppk/counting.hpp, tail walks):
+// x_m = x_0 + m d without an erfc per point (ppk/counting/tails.hpp):
 //   sf(x + d) = sf(x) - pdf(x) I_d(x),   R(x + d) = (R(x) - I_d(x)) e^{x d + d^2/2}  (R = sf / pdf).
 // One d serves many x, so the series is collected once into a polynomial in x (the first kTerms
 // Hermite terms) and evaluated by Horner to the degree a range |x| <= X needs.
