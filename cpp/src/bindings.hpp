@@ -4,15 +4,10 @@
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 
-#include <atomic>
-#include <chrono>
+#include <algorithm>
 #include <cmath>
-#include <condition_variable>
 #include <cstdint>
-#include <exception>
 #include <limits>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "ppk/cancel.hpp"
@@ -37,59 +32,21 @@ py::array_t<T> to_numpy(std::vector<T>&& v) {
   return py::array_t<T>(static_cast<py::ssize_t>(heap->size()), heap->data(), owner);
 }
 
-// fn(i) for every i in [0, n) on worker threads (both cores), the GIL released.  The calling
-// thread polls for signals every 50 ms: on Ctrl-C it raises the kernels' cancel flag
-// (ppk/cancel.hpp), joins the workers and raises KeyboardInterrupt in Python.  Results never
-// depend on the number of threads (each index is independent).
+// fn(i) for every i in [0, n) on worker threads (both cores), the GIL released: the thread pool of
+// ppk/parallel.hpp (run_cancellable), with this thread polling for signals every 50 ms.  On Ctrl-C
+// the kernels' cancel flag (ppk/cancel.hpp) is raised, the workers end and KeyboardInterrupt is
+// raised in Python.  Results never depend on the number of threads (each index is independent).
 template <class Fn>
 void run_interruptible(std::int64_t n, const Fn& fn) {
-  if (n <= 0) return;
-  std::atomic<bool> cancel{false};
-  std::atomic<std::int64_t> next{0};
-  const unsigned threads = ppk::worker_count(n, 1);
-  std::mutex mu;
-  std::condition_variable cv;
-  unsigned running = threads;
-  std::exception_ptr error;
-  auto worker = [&] {
-    ppk::CancelScope scope(&cancel);
-    // with a worker per core, a kernel's own second thread (ppk::run_both) would only compete
-    ppk::inner_threads_allowed() = threads < 2;
-    try {
-      for (std::int64_t i = next.fetch_add(1); i < n && !cancel.load(); i = next.fetch_add(1)) fn(i);
-    } catch (...) {
-      std::lock_guard<std::mutex> guard(mu);
-      if (!error) error = std::current_exception();
-      cancel = true;
-    }
-    std::lock_guard<std::mutex> guard(mu);
-    --running;
-    cv.notify_all();
-  };
   bool interrupted = false;
   {
     py::gil_scoped_release release;
-    std::vector<std::thread> pool;
-    pool.reserve(threads);
-    for (unsigned t = 0; t < threads; ++t) pool.emplace_back(worker);
-    std::unique_lock<std::mutex> lock(mu);
-    while (running > 0) {
-      if (cv.wait_for(lock, std::chrono::milliseconds(50), [&] { return running == 0; })) break;
-      lock.unlock();
-      {
-        py::gil_scoped_acquire gil;
-        if (!interrupted && PyErr_CheckSignals() != 0) {
-          interrupted = true;
-          cancel = true;
-        }
-      }
-      lock.lock();
-    }
-    lock.unlock();
-    for (auto& th : pool) th.join();
+    interrupted = ppk::run_cancellable(n, fn, [] {
+      py::gil_scoped_acquire gil;
+      return PyErr_CheckSignals() != 0;
+    });
   }
   if (interrupted) throw py::error_already_set();   // the KeyboardInterrupt PyErr_CheckSignals set
-  if (error) std::rethrow_exception(error);
 }
 
 // A long-double log-probability as a double: finite (a log below the double range becomes
