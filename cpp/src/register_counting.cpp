@@ -53,9 +53,8 @@ void check_sigma(double sigma) {
   if (!(sigma >= 0) || std::isinf(sigma)) throw std::invalid_argument("sigma must be finite and >= 0");
 }
 
-}  // namespace
-
-void register_counting(py::module_& m) {
+// NoisyCount: one law, curves and tails over eps
+void register_noisy_count(py::module_& m) {
   py::class_<ppk::NoisyCount>(m, "NoisyCount",
       "Privacy curve of a + Bin(N, p) + N(0, sigma^2), a in {0,1}; both orders, max taken.")
       .def(py::init([](std::int64_t N, double p) {
@@ -99,6 +98,12 @@ void register_counting(py::module_& m) {
            py::arg("sigma"), py::arg("eps"), py::arg("mirrored") = false,
            "(log P(O_1 > o*), log P(O_0 > o*)) with L(o*) = eps for each eps >= 0; mirrored: the pair "
            "with X -> N - X (gives the forward pair's lower tails at -eps).");
+}
+
+}  // namespace
+
+void register_counting(py::module_& m) {
+  register_noisy_count(m);
 
   m.def("counting_log_delta_upper_many",
         [](std::int64_t N, const DoubleArray& ps, double sigma, double eps) {

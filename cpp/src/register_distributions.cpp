@@ -21,9 +21,8 @@ void check_finite_nonneg(const DoubleArray& a, const char* name, bool log_domain
   }
 }
 
-}  // namespace
-
-void register_distributions(py::module_& m) {
+// the log pmfs of the natural-noise laws
+void register_pmfs(py::module_& m) {
   m.def("binom_logpmf",
         [](std::int64_t N, double p, const py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>& k) {
           if (N < 0) throw std::invalid_argument("N must be >= 0");
@@ -59,6 +58,27 @@ void register_distributions(py::module_& m) {
         py::arg("n"), py::arg("a"), py::arg("b"),
         "Normalised log pmf of BetaBinomial(n, a, b) at 0..n (numpy.longdouble), from its ratios.");
 
+  m.def("hypergeom_logpmf",
+        [](std::int64_t M, std::int64_t K, std::int64_t d) {
+          if (M < 1) throw std::invalid_argument("population must be >= 1");
+          if (K < 0 || K > M) throw std::invalid_argument("successes must be in [0, population]");
+          if (d < 0 || d > M) throw std::invalid_argument("draws must be in [0, population]");
+          const std::int64_t size = std::min(d, K) - std::max<std::int64_t>(0, d - (M - K)) + 1;
+          if (size > kMaxSupport) throw std::invalid_argument("support too large");
+          ppk::HypergeomSupport s;
+          {
+            py::gil_scoped_release release;
+            s = ppk::hypergeom_log_pmf(M, K, d);
+          }
+          return py::make_tuple(s.first, to_numpy(std::move(s.logpmf)));
+        },
+        py::arg("population"), py::arg("successes"), py::arg("draws"),
+        "(first support value, log pmf over the whole support).");
+
+}
+
+// the standard normal tail
+void register_normal(py::module_& m) {
   m.def("norm_logsf",
         [](const DoubleArray& x) {
           std::vector<double> out(static_cast<std::size_t>(x.size()));
@@ -77,23 +97,10 @@ void register_distributions(py::module_& m) {
         },
         py::arg("x"), "P(|Z| > |x|) = erfc(|x| / sqrt 2) for a standard normal Z (numpy.longdouble).");
 
-  m.def("hypergeom_logpmf",
-        [](std::int64_t M, std::int64_t K, std::int64_t d) {
-          if (M < 1) throw std::invalid_argument("population must be >= 1");
-          if (K < 0 || K > M) throw std::invalid_argument("successes must be in [0, population]");
-          if (d < 0 || d > M) throw std::invalid_argument("draws must be in [0, population]");
-          const std::int64_t size = std::min(d, K) - std::max<std::int64_t>(0, d - (M - K)) + 1;
-          if (size > kMaxSupport) throw std::invalid_argument("support too large");
-          ppk::HypergeomSupport s;
-          {
-            py::gil_scoped_release release;
-            s = ppk::hypergeom_log_pmf(M, K, d);
-          }
-          return py::make_tuple(s.first, to_numpy(std::move(s.logpmf)));
-        },
-        py::arg("population"), py::arg("successes"), py::arg("draws"),
-        "(first support value, log pmf over the whole support).");
+}
 
+// exact direct convolutions of non-negative vectors
+void register_convolutions(py::module_& m) {
   m.def("convolve",
         [](const DoubleArray& a, const DoubleArray& b) {
           check_finite_nonneg(a, "a", false);
@@ -135,4 +142,12 @@ void register_distributions(py::module_& m) {
           return to_numpy(std::move(out));
         },
         py::arg("log_a"), py::arg("log_b"), "Direct convolution in log space: log sum exp(log_a_i + log_b_{k-i}).");
+}
+
+}  // namespace
+
+void register_distributions(py::module_& m) {
+  register_pmfs(m);
+  register_normal(m);
+  register_convolutions(m);
 }

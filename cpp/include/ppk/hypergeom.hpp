@@ -26,6 +26,10 @@ struct HypergeomSupport {
   std::vector<double> logpmf;
 };
 
+namespace detail {
+
+// log pmf at one h as Bin(K, p)(h) Bin(M - K, p)(d - h) / Bin(M, p)(d): the powers of p and 1 - p
+// cancel for every p, and p = d / M keeps the three terms near their modes
 inline real hypergeom_log_pmf_point(std::int64_t h, std::int64_t M, std::int64_t K, std::int64_t d) {
   const real pi = static_cast<real>(d) / static_cast<real>(M);
   const real qi = static_cast<real>(M - d) / static_cast<real>(M);
@@ -33,6 +37,8 @@ inline real hypergeom_log_pmf_point(std::int64_t h, std::int64_t M, std::int64_t
          log_binom_pmf(static_cast<real>(d - h), static_cast<real>(M - K), pi, qi) -
          log_binom_pmf(static_cast<real>(d), static_cast<real>(M), pi, qi);
 }
+
+}  // namespace detail
 
 // Requires 0 <= K <= M, 0 <= d <= M (checked by the caller).
 inline HypergeomSupport hypergeom_log_pmf(std::int64_t M, std::int64_t K, std::int64_t d) {
@@ -50,7 +56,7 @@ inline HypergeomSupport hypergeom_log_pmf(std::int64_t M, std::int64_t K, std::i
     for (std::int64_t b = b0; b < b1; ++b) {
       const std::int64_t h0 = first + b * kBlock;
       const std::int64_t h1 = std::min<std::int64_t>(last, h0 + kBlock - 1);
-      const real anchor = hypergeom_log_pmf_point(h0, M, K, d);
+      const real anchor = detail::hypergeom_log_pmf_point(h0, M, K, d);
       real prod = 1;
       dst[h0 - first] = static_cast<double>(anchor);
       for (std::int64_t h = h0; h < h1; ++h) {

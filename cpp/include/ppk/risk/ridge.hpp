@@ -16,6 +16,7 @@
 #include "ppk/parallel.hpp"
 
 namespace ppk {
+namespace detail {
 
 inline std::uint64_t splitmix64(std::uint64_t z) {
   z += 0x9E3779B97F4A7C15ULL;
@@ -24,8 +25,11 @@ inline std::uint64_t splitmix64(std::uint64_t z) {
   return z ^ (z >> 31);
 }
 
+}  // namespace detail
+
 // index in [0, m) for (seed, pair, slot): hash of the three, reduced modulo m (bias < m / 2^64)
 inline std::int64_t pair_index(std::uint64_t seed, std::uint64_t pair, std::uint64_t slot, std::uint64_t m) {
+  using detail::splitmix64;
   const std::uint64_t h = splitmix64(splitmix64(splitmix64(seed) ^ pair) ^ slot);
   return static_cast<std::int64_t>(h % m);
 }
