@@ -219,7 +219,7 @@ def test_bad_input_names_the_parameter(make, name):
 
 def test_summing_around_the_peak_changes_nothing(monkeypatch):
     # wide log-concave windows sum each term sequence around its peak only; against the full sums
-    from ppk import noisy_query
+    from ppk import _family_engine as noisy_query   # (the Python engine moved; its UNIMODAL_MIN)
     cases = [(noise.BetaBinomial(100_000, 2.0, 3.0), noise.Gaussian(4.0), 0.001),
              (noise.PoissonBinomial(groups=[(10**7, 0.3)]), noise.DiscreteGaussian(3.0), 0.01)]
     for natural, added, eps in cases:
@@ -531,7 +531,7 @@ def test_a_laplace_loss_flat_at_eps_is_bounded_by_the_ratio():
 def test_discrete_gaussian_tails_exact_at_the_tables_end_and_beyond(sigma):
     # DiscreteGaussian.log_sf sums its table only up to its end (its last entries below the tail, by 1.2
     # in log for sigma = 300) and beyond it gives a geometric bound (above, by 3e-4): the engine's tails
-    from ppk.noisy_query import _dg_log_sf
+    from ppk._family import _dg_log_sf
     z = noise.DiscreteGaussian(sigma)
     top = z._tail_table().size - 1
     xs = [top - int(sigma), top - 1, top, top + 1, 2 * top, 10 * top]

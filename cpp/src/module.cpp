@@ -9,4 +9,5 @@ PYBIND11_MODULE(_core, m) {
   register_distributions(m);
   register_histogram(m);
   register_risk(m);
+  void register_family(py::module_& m); register_family(m);   // (declared here: cpp/src/register_family.cpp)
 }

@@ -158,3 +158,44 @@ def ridge_sensitivities(X: FloatArray, y: FloatArray, *, lam: float, rows: int, 
     return _core.ridge_sensitivities(X, y, lam, rows, pairs, seed)
 
 
+
+
+# -- the family engine of ppk.NoisyQuery (cpp/include/ppk/family/): windows, added laws, the threshold path
+
+__all__ += ["family_law", "family_window", "family_binomial_window", "family_threshold"]
+
+
+@functools.lru_cache(maxsize=8)
+def family_law(kind: int, scale: float) -> _core.FamilyLaw:
+    """An added law in C++: kind 0 Gaussian, 1 Laplace, 2 discrete Gaussian, 3 discrete Laplace (cached:
+    the discrete Gaussian's tail table is built once per scale)."""
+    if kind not in (0, 1, 2, 3):
+        raise ValueError(f"kind must be 0, 1, 2 or 3, got {kind!r}")
+    if not (0 < scale < float("inf")):
+        raise ValueError(f"scale must be finite and > 0, got {scale!r}")
+    return _core.FamilyLaw(kind, float(scale))
+
+
+def family_window(offset: int, log_pmf: npt.NDArray[np.longdouble], *, log_dropped: float,
+                  log_error: float) -> _core.FamilyWindow:
+    """A natural noise's window in C++: ``log_pmf[i] = log P(X = offset + i)`` (long double), the log of a
+    bound on the mass left out, and the absolute error allowed each log value."""
+    lw = np.ascontiguousarray(log_pmf, dtype=np.longdouble)
+    if lw.ndim != 1 or lw.size == 0:
+        raise ValueError("log_pmf must be a non-empty 1-d array")
+    return _core.FamilyWindow(int(offset), lw, float(log_dropped), float(log_error))
+
+
+def family_binomial_window(n: int, p: float, *, depth: float) -> _core.FamilyWindow:
+    """Bin(n, p) on every value within e^-depth of its mode, from the counting kernel's pmf (ValueError
+    when that is more than 2e7 values)."""
+    if not (0.0 <= p <= 1.0) or n < 0:
+        raise ValueError(f"need n >= 0 and 0 <= p <= 1, got n={n!r}, p={p!r}")
+    return _core.FamilyWindow.binomial(int(n), float(p), float(depth))
+
+
+def family_threshold(window: _core.FamilyWindow, law: _core.FamilyLaw, *, scale: float, shifts: "Tuple[int, ...]",
+                     eps: float) -> Tuple[float, float]:
+    """(log delta, log of its certified upper bound) on the threshold path: the largest over ``shifts``
+    in both directions (GIL released, both cores, Ctrl-C honoured)."""
+    return _core.FamilyWindow.threshold(window, law, float(scale), np.asarray(shifts, dtype=np.int64), float(eps))

@@ -1,0 +1,89 @@
+// ppk._core: the family engine of ppk.NoisyQuery (ppk/family/*.hpp): natural-noise windows, the
+// added laws, and delta on the threshold path.  ppk._kernels wraps these; ppk._family calls them.
+#include <cstdint>
+#include <stdexcept>
+#include <tuple>
+#include <vector>
+
+#include "bindings.hpp"
+#include "ppk/family/added_law.hpp"
+#include "ppk/family/threshold.hpp"
+#include "ppk/family/window.hpp"
+
+namespace {
+
+using LongDoubleArray = py::array_t<long double, py::array::c_style | py::array::forcecast>;
+using IntArray = py::array_t<std::int64_t, py::array::c_style | py::array::forcecast>;
+
+// the result computed on a worker thread (GIL released, Ctrl-C honoured: run_interruptible)
+template <class T, class Fn>
+T interruptibly(const Fn& fn) {
+  std::vector<T> out;
+  out.reserve(1);
+  run_interruptible(1, [&](std::int64_t) { out.push_back(fn()); });
+  return std::move(out.front());
+}
+
+// delta on the threshold path: the largest over the shifts d and -d (the mirror) of the window's
+// H_{e^eps}(d + X + Z || X + Z), as (log delta, log upper), each task on its own thread
+std::tuple<double, double> threshold(const ppk::NaturalWindow& w, const ppk::AddedLaw& law, double scale,
+                                     const IntArray& shifts, double eps) {
+  if (!(eps >= 0) || !std::isfinite(eps)) throw std::invalid_argument("eps must be finite and >= 0");
+  if (static_cast<double>(law.scale()) != scale) throw std::invalid_argument("scale must be the law's scale");
+  const std::int64_t n = shifts.size();
+  const std::int64_t* d = shifts.data();
+  for (std::int64_t i = 0; i < n; ++i)
+    if (d[i] < 1 || d[i] > 1000000) throw std::invalid_argument("shifts must be in [1, 1e6]");
+  std::vector<ppk::FamilyBounds> out(static_cast<std::size_t>(2 * n));
+  run_interruptible(2 * n, [&](std::int64_t i) {
+    ppk::FamilyThreshold engine(ppk::View{&w, i % 2 == 1}, law, scale);
+    out[static_cast<std::size_t>(i)] = engine.run(d[i / 2], eps);
+  });
+  ppk::real est = -ppk::kInf, up = -ppk::kInf;
+  for (const auto& r : out) {
+    est = std::max(est, r.log_delta);
+    up = std::max(up, r.log_upper);
+  }
+  return {log_to_double(est, false), log_to_double(std::max(up, est), true)};
+}
+
+}  // namespace
+
+void register_family(py::module_& m) {
+  py::class_<ppk::AddedLaw>(m, "FamilyLaw")
+      .def(py::init([](int kind, double scale) {
+             if (kind < 0 || kind > 3) throw std::invalid_argument("kind must be 0..3");
+             if (!(scale > 0) || !std::isfinite(scale)) throw std::invalid_argument("scale must be finite and > 0");
+             return interruptibly<ppk::AddedLaw>([&] { return ppk::AddedLaw(static_cast<ppk::AddedKind>(kind), scale); });
+           }),
+           py::arg("kind"), py::arg("scale"))
+      .def("log_sf",
+           [](const ppk::AddedLaw& law, const LongDoubleArray& x) {
+             std::vector<long double> out(static_cast<std::size_t>(x.size()));
+             for (py::ssize_t i = 0; i < x.size(); ++i) out[i] = law.log_sf(x.data()[i]);
+             return to_numpy(std::move(out));
+           },
+           py::arg("x"));
+
+  py::class_<ppk::NaturalWindow>(m, "FamilyWindow")
+      .def(py::init([](std::int64_t offset, const LongDoubleArray& log_pmf, double log_dropped, double log_error) {
+             if (!(log_error >= 0) || !std::isfinite(log_error)) throw std::invalid_argument("log_error must be >= 0");
+             if (std::isnan(log_dropped) || log_dropped > 0) throw std::invalid_argument("log_dropped must be <= 0");
+             std::vector<ppk::real> lw(log_pmf.data(), log_pmf.data() + log_pmf.size());
+             return interruptibly<ppk::NaturalWindow>(
+                 [&] { return ppk::NaturalWindow(offset, std::move(lw), log_dropped, log_error); });
+           }),
+           py::arg("offset"), py::arg("log_pmf"), py::arg("log_dropped"), py::arg("log_error"))
+      .def_static("binomial",
+                  [](std::int64_t N, double p, double depth) {
+                    if (!(depth > 0) || !std::isfinite(depth)) throw std::invalid_argument("depth must be finite and > 0");
+                    return interruptibly<ppk::NaturalWindow>([&] { return ppk::NaturalWindow::binomial(N, p, depth); });
+                  },
+                  py::arg("N"), py::arg("p"), py::arg("depth"))
+      .def_property_readonly("offset", &ppk::NaturalWindow::offset)
+      .def_property_readonly("size", &ppk::NaturalWindow::size)
+      .def_property_readonly("log_dropped", [](const ppk::NaturalWindow& w) { return log_to_double(w.log_dropped(), true); })
+      .def_property_readonly("variance", [](const ppk::NaturalWindow& w) { return static_cast<double>(w.variance()); })
+      .def("threshold", &threshold, py::arg("law"), py::arg("scale"), py::arg("shifts"), py::arg("eps"),
+           "(log delta, log upper) on the threshold path, the largest over the shifts in both directions.");
+}

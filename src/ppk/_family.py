@@ -1,0 +1,185 @@
+"""The family engine's Python side: the helpers every path of :class:`ppk.NoisyQuery` shares, and the glue
+to the C++ threshold path (``cpp/include/ppk/family/``).
+
+The threshold path runs in C++ in long double (``docs/natural-noise.md``, "Threshold: the loss is
+monotone"): the natural noise's window goes to ``ppk._core.FamilyWindow`` once per depth, the added law to
+``ppk._core.FamilyLaw`` once per query, and each eps is one call, both shifts' directions on both
+cores.  A binomial natural noise is windowed in C++ from the counting kernel's own pmf, to any depth
+(:data:`BINOMIAL_DEPTH_MAX`), so its delta is resolved far below the e^-2048 of the other laws' windows.
+The lattice-sum and crossings paths are still Python (``ppk._family_engine``).
+"""
+from __future__ import annotations
+
+import math
+import sys
+from dataclasses import dataclass
+from fractions import Fraction
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from . import _kernels
+from ._logmath import log1mexp
+from ._typing import FloatArray
+from .noise import AddedNoise, Binomial, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, Window
+
+if TYPE_CHECKING:
+    from .noisy_query import NoisyQuery
+
+DEPTH_START = 64.0     # windows first hold every value within e^-64 of the mode ...
+DEPTH_MAX = 2048.0     # ... and deepen (doubling) while the mass they leave out matters
+#: A binomial's windows (built in C++) deepen up to this many e-folds, or until they hold its support
+BINOMIAL_DEPTH_MAX = 2.0 ** 22
+#: Absolute error allowed each log-pmf value of a window from ppk.noise: the laws' own rounding (a row
+#: sum of 1e5 rows 2e-15 relative, docs/natural-noise.md) lies inside it, times 1 + the largest |log w|
+WINDOW_LOG_ERROR = 4e-16
+_KIND = ((Gaussian, 0), (Laplace, 1), (DiscreteGaussian, 2), (DiscreteLaplace, 3))
+
+
+def _lse(t: np.ndarray) -> float:
+    """log sum exp, -inf for an empty or all -inf input."""
+    if t.size == 0:
+        return -math.inf
+    m = t.max()
+    if m == -np.inf:
+        return -math.inf
+    return float(m + np.log(np.exp(t - m).sum()))
+
+
+def _log_sub(a: float, b: float) -> float:
+    """log(e^a - e^b), -inf when b >= a."""
+    return a + float(log1mexp(b - a)) if b < a else -math.inf
+
+
+def _crossing_range(noise: AddedNoise, k_lo: float, k_hi: float, d: int, eps: float) -> tuple[float, float] | None:
+    """An interval holding every output o at which L(o) = log p_d(o) / p_0(o) can equal eps (d > 0, X
+    supported on [k_lo, k_hi]); (inf, -inf) when L <= eps everywhere (then delta_d = 0 exactly); None
+    for a law not listed here.
+
+    p_d(o) / p_0(o) is the average of the termwise ratios r_k(o) = f(o - d - k) / f(o - k) with the
+    weights w_k f(o - k), so L lies between the smallest and the largest log r_k(o):
+    Gaussian (and the discrete Gaussian, same exponent): log r_k(o) = (2 d (o - k) - d^2) / (2 sigma^2),
+    decreasing in k, so L < eps left of k_lo + d/2 + eps sigma^2 / d and L > eps right of
+    k_hi + d/2 + eps sigma^2 / d -- a range the width of the window, however far out (at large eps or
+    sigma it lies far beyond the window: eps = 4, sigma = 30 puts it 3,600 beyond a binomial of 1,000
+    rows).  Laplace (discrete Laplace, b = t): log r_k = -d/b for o <= k and d/b for o >= k + d, so L
+    is at most d/b (no crossing when eps >= d/b, compared exactly) and crosses in [k_lo, k_hi + d].
+    The ends are widened by a relative 1e-9 (+1): they are formed in floating point."""
+    if isinstance(noise, (Gaussian, DiscreteGaussian)):
+        c = d / 2 + eps * noise.sigma * noise.sigma / d
+        if not math.isfinite(c):     # beyond the doubles (eps ~ 1e300): as far as they go
+            return sys.float_info.max, sys.float_info.max
+        lo, hi = k_lo + c, k_hi + c
+    elif isinstance(noise, (Laplace, DiscreteLaplace)):
+        if Fraction(eps) * Fraction(noise.scale) >= d:
+            return math.inf, -math.inf
+        lo, hi = k_lo, k_hi + d
+    else:
+        return None
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return None
+    return lo - 1e-9 * abs(lo) - 1.0, hi + 1e-9 * abs(hi) + 1.0
+
+
+def _log_expm1(x: float) -> float:
+    """log(e^x - 1) for x > 0, bounded above by x where e^x overflows."""
+    return math.log(math.expm1(x)) if x < 30 else x
+
+
+def _dg_log_sf(noise: DiscreteGaussian, x: np.ndarray) -> np.ndarray:
+    """log P(Z > x) for the discrete Gaussian, exact at the end of its tail table and beyond too.
+
+    Beyond the table (x >= top = sigma sqrt(3000) + 2, the tail below e^-1500) DiscreteGaussian.log_sf
+    gives the geometric bound pmf(x + 1) / (1 - r), r = pmf(x + 2) / pmf(x + 1), above the tail by a
+    relative 4e-5 at the table's edge for sigma = 30, 3e-4 for sigma = 300; and the table's own last
+    entries sum the pmf only up to top + 1, below the tail by up to 1.2 in log at x = top - 1 for
+    sigma = 300 (5.2 for sigma = 2e4: the terms beyond top + 1 are left out).  A threshold's delta
+    A - e^eps B is a difference of two such tails: it was 4e-4 above the truth in log, its bound with
+    it (e^-1567: 70 rows, sigma = 30, eps = 1.85; now 4e-10).  Here, wherever the terms
+    beyond top + 1 are not below e^-45 of the tail (x >= top - 45 sigma^2 / (top + 2)) and beyond:
+    pmf(m) sum_{j < J} e^{-(2 m j + j^2) / (2 sigma^2)}, m = x + 1, with J terms until the rest -- at
+    most the J-th over 1 - its ratio to the next, added -- is below e^-40 of the sum (J is about
+    40 sigma^2 / m: 0.8 sigma near the table's end, 40 far beyond it).  Against 40-digit sums: within
+    1e-13 in log (of logs -1500 and below) for sigma = 3 ... 2e4."""
+    out = np.array(noise._log_sf(x), dtype=float)
+    xi = np.asarray(x).astype(np.int64)      # (as log_sf: the lattice points)
+    top = noise._tail_table().size - 1
+    far = xi >= top - int(math.ceil(45.0 * noise.sigma * noise.sigma / (top + 2)))
+    if not np.any(far):
+        return out
+    u, inv = np.unique(xi[far] + 1, return_inverse=True)
+    s2 = 2.0 * noise.sigma * noise.sigma
+    vals = np.empty(u.size)
+    i = 0
+    while i < u.size:     # ascending m: the first of each chunk needs the most terms
+        a = (2.0 * float(u[i]) + 1.0) / s2     # -log of the first ratio, the largest
+        J = int(math.ceil((40.0 - math.log(-math.expm1(-a))) / a)) + 1
+        rows = max(1, int(4e6 // J))
+        m = u[i:i + rows].astype(float)[:, None]
+        j = np.arange(J, dtype=float)[None, :]
+        total = np.exp(-(2.0 * m * j + j * j) / s2).sum(axis=1)
+        m1 = m[:, 0]
+        rest = np.exp(-(2.0 * m1 * J + J * J) / s2) / -np.expm1(-(2.0 * m1 + 2.0 * J + 1.0) / s2)
+        vals[i:i + rows] = noise._log_density(m1) + np.log(total + rest)
+        i += rows
+    out[far] = vals[inv.ravel()]
+    return out
+
+
+@dataclass(frozen=True)
+class _Result:
+    log_delta: float
+    log_upper: float
+
+
+def _moments(k: FloatArray, log_w: FloatArray) -> tuple[float, float]:
+    """Mean and variance of the (unnormalised) weights e^log_w at the points k."""
+    p = np.exp(log_w - log_w.max())
+    mean = float(p.dot(k) / p.sum())
+    return mean, float(p.dot((k - mean) ** 2) / p.sum())
+
+
+def _law(query: "NoisyQuery") -> Any:
+    """The query's added law in C++ (the discrete Gaussian's tail table built once per query)."""
+    if query._family_law is None:
+        kind = next(code for cls, code in _KIND if isinstance(query.added, cls))
+        query._family_law = _kernels.family_law(kind, float(query.added.scale))
+    return query._family_law
+
+
+def binomial_window(query: "NoisyQuery", depth: float) -> Any:
+    """The binomial natural noise's C++ window at ``depth`` (cached per depth); None when it would hold
+    more values than ppk.noise.MAX_WINDOW (then the deepening stops at the last one)."""
+    assert isinstance(query.natural, Binomial)
+    if depth not in query._family_windows:
+        try:
+            query._family_windows[depth] = _kernels.family_binomial_window(query.natural.n, query.natural.p,
+                                                                           depth=depth)
+        except ValueError:
+            query._family_windows[depth] = None
+    return query._family_windows[depth]
+
+
+def _cpp_window(query: "NoisyQuery", w: Any) -> Any:
+    if not isinstance(w, Window):
+        return w      # (already a C++ window: a binomial's)
+    key = id(w)       # windows are cached per depth, so their ids are stable
+    if key not in query._family_windows:
+        lw = np.asarray(w.log_pmf, dtype=np.longdouble)
+        finite = lw[np.isfinite(lw)]
+        err = WINDOW_LOG_ERROR * (1.0 + float(np.max(np.abs(finite), initial=0.0)))
+        query._family_windows[key] = _kernels.family_window(w.offset, lw, log_dropped=w.log_dropped, log_error=err)
+    return query._family_windows[key]
+
+
+def threshold(query: "NoisyQuery", w: Any, eps: float) -> _Result:
+    """delta on the threshold path for one window (a ppk.noise.Window or a binomial's C++ window): the
+    largest over the query's shifts, in both directions, computed in C++."""
+    est, up = _kernels.family_threshold(_cpp_window(query, w), _law(query), scale=float(query.added.scale),
+                                        shifts=query.shifts, eps=eps)
+    return _Result(est, up)
+
+
+def variance(query: "NoisyQuery", w: Any) -> float:
+    """The variance of a window (for the first depth of the threshold path)."""
+    return float(_cpp_window(query, w).variance)
