@@ -62,7 +62,7 @@ class Binomial(NaturalNoise):
     def constant(self) -> bool:
         return self.n == 0 or self.p in (0.0, 1.0)
 
-    def log_pmf(self, k: npt.ArrayLike) -> FloatArray:
+    def log_pmf(self, k: npt.ArrayLike) -> float | FloatArray:
         """``log P(X = k)`` for integers ``k`` (an int or an array; ``-inf`` outside ``0..n``), by the kernel's
         saddle-point form in long double (~1e-16 relative)."""
         try:
