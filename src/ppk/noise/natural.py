@@ -9,7 +9,7 @@ once; the sums (``PoissonBinomial``, ``RowSum``) convolve their parts' windows i
 from __future__ import annotations
 
 import math
-from typing import Any, Sequence
+from typing import Any, Sequence, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -62,6 +62,10 @@ class Binomial(NaturalNoise):
     def constant(self) -> bool:
         return self.n == 0 or self.p in (0.0, 1.0)
 
+    @overload
+    def log_pmf(self, k: int) -> float: ...
+    @overload
+    def log_pmf(self, k: npt.ArrayLike) -> float | FloatArray: ...
     def log_pmf(self, k: npt.ArrayLike) -> float | FloatArray:
         """``log P(X = k)`` for integers ``k`` (an int or an array; ``-inf`` outside ``0..n``), by the kernel's
         saddle-point form in long double (~1e-16 relative)."""

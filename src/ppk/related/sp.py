@@ -132,9 +132,9 @@ def composition_delta_exact(*, n: int, sizes: Sequence[int], p: float, eps: floa
         return count_delta(N=n - 1, p=p, eps=eps)
     lam = S / n
     c = np.arange(S + 1)
-    inner = Binomial(S - 1, p).log_pmf(c)
+    inner = np.asarray(Binomial(S - 1, p).log_pmf(c))
     inner1 = np.concatenate([[-np.inf], inner[:-1]])
-    outer = Binomial(S, p).log_pmf(c)
+    outer = np.asarray(Binomial(S, p).log_pmf(c))
     logp = {a: np.logaddexp(math.log(lam) + (inner1 if a else inner), math.log1p(-lam) + outer) for a in (0, 1)}
     best = -math.inf
     for a, b in ((1, 0), (0, 1)):
