@@ -88,14 +88,23 @@ class PrivacyCurve:
         target = log_target(real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False))
         rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
         root_target = math.sqrt(-target)
+        cache: dict[float, float] = {}
 
         def excess(e: float) -> float:
             # -log delta grows like eps^2 var / 2, so the difference of square roots is nearly linear in eps
             # (delta = 0 counts as e^-1e300)
-            return root_target - math.sqrt(-min(max(self._log_delta_upper_at(e), -1e300), 0.0))
+            if e not in cache:
+                cache[e] = root_target - math.sqrt(-min(max(self._log_delta_upper_at(e), -1e300), 0.0))
+            return cache[e]
 
-        found = smallest_feasible_near(excess, 1.0, 1.0, upper=EPS_SEARCH_MAX, rtol=rtol)
+        guess, step = self._epsilon_start(delta, root_target, excess)
+        found = smallest_feasible_near(excess, guess, step, upper=EPS_SEARCH_MAX, rtol=rtol)
         return math.inf if found is None else found.x
+
+    def _epsilon_start(self, delta: float, root_target: float, excess) -> tuple[float, float]:
+        """Where :meth:`epsilon` starts its search and its first step: eps = 1, step 1, unless a query
+        knows a better model of its curve."""
+        return 1.0, 1.0
 
     def _log_delta_upper_at(self, eps: float) -> float:
         """``log_delta_upper(eps)`` at one eps, the calibration search's question; a query may answer it more

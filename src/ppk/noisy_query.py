@@ -61,10 +61,11 @@ import numpy.typing as npt
 from . import _family, _kernels
 from ._family import DEPTH_MAX, DEPTH_START, BINOMIAL_DEPTH_MAX, _dg_log_sf, _Result
 from ._family_engine import _Engine
-from ._curve import PrivacyCurve
+from ._curve import EPS_SEARCH_MAX, PrivacyCurve
 from ._logmath import log1mexp
-from ._search import log_target, smallest_feasible_near
-from .baselines import analytic_gaussian_epsilon, analytic_gaussian_sigma
+from ._search import log_target
+from .baselines import (analytic_gaussian_epsilon, analytic_gaussian_log_delta, analytic_gaussian_log_delta_upper,
+                        analytic_gaussian_sigma)
 from ._typing import FloatArray
 from ._validate import integer, real, real_array, sequence
 from .noise import (LD, MIN_SCALE, AddedNoise, Binomial, DiscreteGaussian, DiscreteLaplace, Gaussian,
@@ -79,7 +80,6 @@ MAX_SENSITIVITY = 10_000
 CONVOLUTION_BUDGET = 3e9   # most multiply-adds of a lattice-sum convolution
 _LOG_TINY_RELATIVE = math.log(1e-11)   # the window's slack is negligible below this fraction of delta
 _LOG_TIGHT = 1e-3      # an upper bound within this (in log) of the estimate: the noiseless cap, >= delta, cannot help
-_EPS_SEARCH_MAX = 1e4  # the largest eps epsilon() searches; beyond it the answer is inf
 
 
 class NoisyQuery(PrivacyCurve):
@@ -330,7 +330,7 @@ class NoisyQuery(PrivacyCurve):
         sd = math.sqrt(self._variance + 2 * self.added.scale ** 2)
         if not sd > 0:
             return DEPTH_START
-        log_delta = float(_kernels.gaussian_curve(sigma=sd, eps=eps, sensitivity=float(self.sensitivity)).log_delta)
+        log_delta = float(analytic_gaussian_log_delta(sigma=sd, eps=eps, sensitivity=float(self.sensitivity)))
         need = -log_delta - _LOG_TINY_RELATIVE
         depth = DEPTH_START
         while 2 * depth <= min(need, depth_max):
@@ -367,7 +367,7 @@ class NoisyQuery(PrivacyCurve):
         caps = [0.0]
         s = float(self.sensitivity)
         if isinstance(self.added, Gaussian):
-            caps.append(_kernels.gaussian_log_delta_upper(sigma=self.added.sigma, eps=eps, sensitivity=s))
+            caps.append(analytic_gaussian_log_delta_upper(sigma=self.added.sigma, eps=eps, sensitivity=s))
         elif isinstance(self.added, (Laplace, DiscreteLaplace)):
             # s/b - eps compared exactly (delta = 0 only when it is <= 0: in floats eps = 1/3 passed for
             # s/b = 1/3.0, which is above it) and rounded up; Laplace: the law's own delta
@@ -415,41 +415,28 @@ class NoisyQuery(PrivacyCurve):
         return (np.array([r.log_delta for r in res]).reshape(shape),
                 np.array([r.log_upper for r in res]).reshape(shape), scalar)
 
-    def epsilon(self, delta: float, *, rtol: float = 1e-10) -> float:
-        """Smallest eps with ``delta_upper(eps) <= delta`` (rounded up; ``inf`` if no eps up to 1e4).
+    def _log_delta_upper_at(self, eps: float) -> float:
+        return self._evaluate(eps).log_upper
 
-        The search certifies with :meth:`delta_upper`.  On the counting kernel's path it starts where one
-        Gaussian of the total variance (natural plus added) reaches ``delta`` (docs/decisions.md, "The
-        Gaussian approximation is not a certificate"); elsewhere at eps = 1.
-        """
-        target = log_target(real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False))
-        rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
-        root_target = math.sqrt(-target)
-        cache: dict[float, float] = {}
+    def _epsilon_start(self, delta: float, root_target: float, excess) -> tuple[float, float]:
+        """On the counting kernel's path, where one Gaussian of the total variance (natural plus added) reaches
+        ``delta`` (docs/decisions.md, "The Gaussian approximation is not a certificate"), with a step from the
+        model's slope there; elsewhere eps = 1."""
+        if not self._counting_kernel:
+            return 1.0, 1.0
+        n, p, sigma = self._kernel_args
+        s_eff = math.sqrt(sigma ** 2 + n * p * (1.0 - p))
+        if not s_eff > 0:
+            return 1.0, 1.0
+        guess = min(analytic_gaussian_epsilon(sigma=s_eff, delta=delta, rtol=1e-13), EPS_SEARCH_MAX)
+        step = 0.25 * guess + 1e-12
+        if guess > 0:   # the model's distance to the root, from its slope at the guess
+            h = 1e-6 * guess
 
-        def excess(e: float) -> float:
-            # the sign of log delta_upper(e) - target, as a difference of square roots: -log delta grows like
-            # eps^2 var / 2, so its root is nearly linear in eps (delta = 0 counts as e^-1e300)
-            if e not in cache:
-                log_upper = max(self._evaluate(e).log_upper, -1e300)
-                cache[e] = root_target - math.sqrt(-min(log_upper, 0.0))
-            return cache[e]
+            def model(e: float) -> float:
+                return root_target - math.sqrt(-min(analytic_gaussian_log_delta_upper(sigma=s_eff, eps=e), 0.0))
 
-        guess, step = 1.0, 1.0
-        if self._counting_kernel:
-            n, p, sigma = self._kernel_args
-            s_eff = math.sqrt(sigma ** 2 + n * p * (1.0 - p))
-            if s_eff > 0:
-                guess = min(analytic_gaussian_epsilon(sigma=s_eff, delta=delta, rtol=1e-13), _EPS_SEARCH_MAX)
-                step = 0.25 * guess + 1e-12
-                if guess > 0:   # the model's distance to the root, from its slope at the guess
-                    h = 1e-6 * guess
-
-                    def model(e: float) -> float:
-                        return root_target - math.sqrt(-min(_kernels.gaussian_log_delta_upper(sigma=s_eff, eps=e), 0.0))
-
-                    slope = (model(guess + h) - model(guess - h)) / (2.0 * h)
-                    if slope < 0 and math.isfinite(slope):
-                        step = 1.5 * abs(excess(guess) / slope)
-        found = smallest_feasible_near(excess, guess, step, upper=_EPS_SEARCH_MAX, rtol=rtol)
-        return math.inf if found is None else found.x
+            slope = (model(guess + h) - model(guess - h)) / (2.0 * h)
+            if slope < 0 and math.isfinite(slope):
+                step = 1.5 * abs(excess(guess) / slope)
+        return guess, step
