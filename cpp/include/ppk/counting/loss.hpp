@@ -125,7 +125,8 @@ class PosteriorSums {
   }
 
   // term k of sum a: from its log at an anchor (lwk = &log w_k), else by the recurrence
-  void add_term(Partial& pt, Terms& t, int a, std::int64_t k, int dir, const real* lwk, real ratio, bool check) const {
+  PPK_WALK_STEP void add_term(Partial& pt, Terms& t, int a, std::int64_t k, int dir, const real* lwk, real ratio,
+                              bool check) const {
     const real d = static_cast<real>(k - k_ref_);
     if (lwk != nullptr) {
       pt.s[a].flush();   // blocks of at most kAnchorStride terms (BlockSum)

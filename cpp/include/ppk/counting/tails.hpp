@@ -78,11 +78,12 @@ class TailWalker {
   // h(m) carried along a walk by strip-mass steps (h_start, h_next)
   struct HStep { bool live = false; int degree = 0; std::int64_t m = 0; real x = 0, h = 0, aux = 0, mult = 0; };
   // one walk's running state: the k-factors f (B: 0, A: 1) and their G step ratios g, h at j and j+1
+  // (the walk's HStep is a local of its own: h_next, out of line, takes it by reference, and the rest
+  // of the state must not look reachable from that call, or it is reloaded from memory every term)
   struct WalkState {
     bool a_done = false, b_done = false;
     real prev_a, prev_b;   // the terms at the last check
     real h_lo, h_hi;       // h(j), h(j+1) at the current k
-    HStep hs;
     std::array<real, 2> f, g;
   };
 
@@ -170,7 +171,7 @@ class TailWalker {
   real g_ratio(std::int64_t d, int dir) const {
     return mills_ ? std::exp(dir * a_ref_ - (2 * static_cast<real>(d) * dir + 1) * 0.5L * is2_) : 1;
   }
-  real term(LogPmfMemoRange& memo, std::int64_t k, real c0f, real h, int shift) {   // c0f = c0 f_a(k)
+  PPK_WALK_STEP real term(LogPmfMemoRange& memo, std::int64_t k, real c0f, real h, int shift) {   // c0f = c0 f_a(k)
     if (shift == 0 && b_own_) return exp_or_zero(log_term_in(memo, k, 0) - scale_b_);
     const real t = c0f * h;
     return h > 0 && t < kInf ? t : exp_or_zero(log_term_in(memo, k, shift) - scale_);
@@ -302,8 +303,8 @@ inline real TailWalker::h_next(HStep& s, std::int64_t m, bool anchor, int dir) {
 
 // f at k + dir: by the pmf ratio (and G's step ratio), or exactly at an anchor, where the block sums
 // are flushed (blocks of at most kAnchorStride terms, BlockSum)
-inline void TailWalker::step_k_factors(WalkState& s, LogPmfMemoRange& memo, std::int64_t k, std::int64_t next,
-                                       int dir, Partial& pt) {
+PPK_WALK_STEP void TailWalker::step_k_factors(WalkState& s, LogPmfMemoRange& memo, std::int64_t k,
+                                              std::int64_t next, int dir, Partial& pt) {
   if (next % kAnchorStride != 0) {
     const real ratio = w_.ratio(k, dir);
     for (int a = 0; a < 2; ++a) {
@@ -327,11 +328,12 @@ inline void TailWalker::step_k_factors(WalkState& s, LogPmfMemoRange& memo, std:
 inline void TailWalker::walk(int dir, Partial& pt, Direct* direct) {
   LogPmfMemoRange& memo = lw_.side(dir);
   WalkState s;
+  HStep hs;
   s.prev_a = term_peak_a_;
   s.prev_b = term_peak_b_;
   s.h_lo = h_peak_b_;
   s.h_hi = h_peak_a_;
-  h_start(s.hs, dir > 0 ? j_peak_ + 1 : j_peak_, dir > 0 ? h_peak_a_ : h_peak_b_, dir);
+  h_start(hs, dir > 0 ? j_peak_ + 1 : j_peak_, dir > 0 ? h_peak_a_ : h_peak_b_, dir);
   s.f = {g_minus1_ * c0_, c0_};   // c0 f_a
   s.g = {g_ratio(-1, dir), g_ratio(0, dir)};
   for (std::int64_t k = peak_, steps = 1; !(s.a_done && s.b_done); ++steps) {
@@ -340,8 +342,8 @@ inline void TailWalker::walk(int dir, Partial& pt, Direct* direct) {
     if (next < 0 || next > N_) break;
     step_k_factors(s, memo, k, next, dir, pt);
     const bool anchor = next % kAnchorStride == 0;
-    if (dir > 0) { s.h_lo = s.h_hi; s.h_hi = h_next(s.hs, next - k0_ + 1, anchor, dir); }
-    else { s.h_hi = s.h_lo; s.h_lo = h_next(s.hs, next - k0_, anchor, dir); }
+    if (dir > 0) { s.h_lo = s.h_hi; s.h_hi = h_next(hs, next - k0_ + 1, anchor, dir); }
+    else { s.h_hi = s.h_lo; s.h_lo = h_next(hs, next - k0_, anchor, dir); }
     k = pt.end = next;
     const real term_a = s.a_done ? 0 : term(memo, k, s.f[1], s.h_hi, 1);
     const real term_b = s.b_done ? 0 : term(memo, k, s.f[0], s.h_lo, 0);

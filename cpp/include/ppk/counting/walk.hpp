@@ -17,6 +17,16 @@
 
 namespace ppk::detail {
 
+// The per-term steps of the walks (PosteriorSums::add_term, TailWalker::term and step_k_factors) are
+// named functions for reading, but they run once or twice per term of walks thousands of terms long,
+// so they must compile into the walk's loop: GCC -O2 leaves a member function with this many
+// arguments out of line, a call per term with the walk's running values spilled to memory around it.
+#if defined(__GNUC__)
+#define PPK_WALK_STEP inline __attribute__((always_inline))
+#else
+#define PPK_WALK_STEP inline
+#endif
+
 // The walks re-anchor their recurrences at multiples of this (every walk asks the memo for the same k).
 constexpr std::int64_t kAnchorStride = LogPmfMemoRange::kAnchorStride;
 
