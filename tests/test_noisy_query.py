@@ -217,18 +217,18 @@ def test_bad_input_names_the_parameter(make, name):
         make()
 
 
-def test_summing_around_the_peak_changes_nothing(monkeypatch):
-    # wide log-concave windows sum each term sequence around its peak only; against the full sums
-    from ppk import _family_engine as noisy_query   # (the Python engine moved; its UNIMODAL_MIN)
-    cases = [(noise.BetaBinomial(100_000, 2.0, 3.0), noise.Gaussian(4.0), 0.001),
-             (noise.PoissonBinomial(groups=[(10**7, 0.3)]), noise.DiscreteGaussian(3.0), 0.01)]
-    for natural, added, eps in cases:
-        fast = ppk.NoisyQuery(natural=natural, added=added)
-        assert fast._window(noisy_query.DEPTH_START).size > noisy_query.UNIMODAL_MIN
-        got = fast.log_delta(eps)
-        monkeypatch.setattr(noisy_query, "UNIMODAL_MIN", 10**9)
-        full = ppk.NoisyQuery(natural=natural, added=added).log_delta(eps)
-        monkeypatch.undo()
+def test_summing_around_the_peak_changes_nothing():
+    # the threshold path sums each term sequence of a wide log-concave window around its peak only;
+    # against the full sums of the other paths (every term of the window) on the same window
+    from ppk import _family
+    cases = [(noise.BetaBinomial(100_000, 2.0, 3.0), noise.Gaussian(4.0), 0.001, _family.crossings),
+             (noise.PoissonBinomial(groups=[(10**7, 0.3)]), noise.DiscreteGaussian(3.0), 0.01, _family.lattice)]
+    for natural, added, eps, full_sums in cases:
+        q = ppk.NoisyQuery(natural=natural, added=added)
+        w = q._window(_family.DEPTH_START)
+        assert w.size > 20_000
+        got = _family.threshold(q, w, eps).log_delta
+        full = full_sums(q, w, eps).log_delta
         assert got == pytest.approx(full, abs=1e-11)
 
 
@@ -553,15 +553,16 @@ def test_discrete_gaussian_tails_exact_at_the_tables_end_and_beyond(sigma):
             assert abs(g - float(ref)) <= 1e-15 * abs(float(ref)), (x, g, ref)
 
 
-def test_the_lattice_sum_beyond_its_windows_is_bounded_by_the_added_noise():
-    # a natural noise that is not log-concave with discrete noise: the lattice sum over windows that
-    # cannot reach the crossings (eps sigma^2 = 3,600 beyond the support); the bound reported is the
-    # discrete Gaussian's own (post-processing), where it was the window's slack, e^-2058
+def test_the_lattice_sum_resolves_delta_far_beyond_the_window():
+    # a natural noise that is not log-concave with discrete noise, delta where the loss crosses eps
+    # sigma^2 = 3,600 beyond the support: the lattice sum runs there (its convolved output windows could
+    # not, and it reported the discrete Gaussian's own bound, e^-7204.30, where the window's slack had
+    # given e^-2058); now exact
     q = ppk.NoisyQuery(natural=noise.BetaBinomial(40, 0.5, 0.5), added=noise.DiscreteGaussian(30.0))
     ref = _tiny_oracle(O.beta_binomial(40, 0.5, 0.5), "discrete", 30.0, 4.0)
     assert q.path == "lattice sum"
-    assert ref <= q.log_delta_upper(4.0) <= ref + 15
-    assert q.log_delta(4.0) == q.log_delta_upper(4.0)     # (pessimistic: the windows do not resolve it)
+    assert ref <= q.log_delta_upper(4.0) <= ref + 1e-9
+    assert abs(q.log_delta(4.0) - ref) <= 1e-14 * abs(ref)
 
 
 @pytest.mark.parametrize("natural, added", [

@@ -1,5 +1,6 @@
 // ppk._core: the family engine of ppk.NoisyQuery (ppk/family/*.hpp): natural-noise windows, the
-// added laws, and delta on the threshold path.  ppk._kernels wraps these; ppk._family calls them.
+// added laws, and delta on the threshold, lattice-sum and crossings paths.  ppk._kernels wraps these;
+// ppk._family calls them.
 #include <cstdint>
 #include <stdexcept>
 #include <tuple>
@@ -7,6 +8,8 @@
 
 #include "bindings.hpp"
 #include "ppk/family/added_law.hpp"
+#include "ppk/family/crossings.hpp"
+#include "ppk/family/lattice.hpp"
 #include "ppk/family/threshold.hpp"
 #include "ppk/family/window.hpp"
 
@@ -24,27 +27,72 @@ T interruptibly(const Fn& fn) {
   return std::move(out.front());
 }
 
-// delta on the threshold path: the largest over the shifts d and -d (the mirror) of the window's
-// H_{e^eps}(d + X + Z || X + Z), as (log delta, log upper), each task on its own thread
+// the shifts, checked: every d in [1, 1e6]
+const std::int64_t* checked_shifts(const IntArray& shifts, double eps) {
+  if (!(eps >= 0) || !std::isfinite(eps)) throw std::invalid_argument("eps must be finite and >= 0");
+  const std::int64_t* d = shifts.data();
+  for (py::ssize_t i = 0; i < shifts.size(); ++i)
+    if (d[i] < 1 || d[i] > 1000000) throw std::invalid_argument("shifts must be in [1, 1e6]");
+  return d;
+}
+
+void check_scale(const ppk::AddedLaw& law, double scale) {
+  if (static_cast<double>(law.scale()) != scale) throw std::invalid_argument("scale must be the law's scale");
+}
+
+// delta on one path: the largest over the shifts d and -d (the mirror: every added law is symmetric) of
+// the window's H_{e^eps}(d + X + Z || X + Z), as (log delta, log upper, certified), each task on its own
+// thread; run(view, d) -> ppk::CrossingsBounds
+template <class Run>
+std::tuple<double, double, bool> over_shifts(const ppk::NaturalWindow& w, const IntArray& shifts, double eps,
+                                             const Run& run) {
+  const std::int64_t* d = checked_shifts(shifts, eps);
+  const std::int64_t n = shifts.size();
+  std::vector<ppk::CrossingsBounds> out(static_cast<std::size_t>(2 * n));
+  run_interruptible(2 * n, [&](std::int64_t i) { out[static_cast<std::size_t>(i)] = run(ppk::View{&w, i % 2 == 1}, d[i / 2]); });
+  ppk::real est = -ppk::kInf, up = -ppk::kInf;
+  bool certified = true;
+  for (const auto& r : out) {
+    est = std::max(est, r.bounds.log_delta);
+    up = std::max(up, r.bounds.log_upper);
+    certified = certified && r.certified;
+  }
+  return {log_to_double(est, false), log_to_double(std::max(up, est), true), certified};
+}
+
 std::tuple<double, double> threshold(const ppk::NaturalWindow& w, const ppk::AddedLaw& law, double scale,
                                      const IntArray& shifts, double eps) {
-  if (!(eps >= 0) || !std::isfinite(eps)) throw std::invalid_argument("eps must be finite and >= 0");
-  if (static_cast<double>(law.scale()) != scale) throw std::invalid_argument("scale must be the law's scale");
-  const std::int64_t n = shifts.size();
-  const std::int64_t* d = shifts.data();
-  for (std::int64_t i = 0; i < n; ++i)
-    if (d[i] < 1 || d[i] > 1000000) throw std::invalid_argument("shifts must be in [1, 1e6]");
-  std::vector<ppk::FamilyBounds> out(static_cast<std::size_t>(2 * n));
-  run_interruptible(2 * n, [&](std::int64_t i) {
-    ppk::FamilyThreshold engine(ppk::View{&w, i % 2 == 1}, law, scale);
-    out[static_cast<std::size_t>(i)] = engine.run(d[i / 2], eps);
+  check_scale(law, scale);
+  const auto r = over_shifts(w, shifts, eps, [&](const ppk::View& v, std::int64_t d) {
+    return ppk::CrossingsBounds{ppk::FamilyThreshold(v, law, scale).run(d, eps), true};
   });
-  ppk::real est = -ppk::kInf, up = -ppk::kInf;
-  for (const auto& r : out) {
-    est = std::max(est, r.log_delta);
-    up = std::max(up, r.log_upper);
-  }
-  return {log_to_double(est, false), log_to_double(std::max(up, est), true)};
+  return {std::get<0>(r), std::get<1>(r)};
+}
+
+std::tuple<double, double> noiseless(const ppk::NaturalWindow& w, const IntArray& shifts, double eps) {
+  const auto r = over_shifts(w, shifts, eps, [&](const ppk::View& v, std::int64_t d) {
+    return ppk::CrossingsBounds{ppk::lattice_noiseless(v, d, eps), true};
+  });
+  return {std::get<0>(r), std::get<1>(r)};
+}
+
+std::tuple<double, double> lattice(const ppk::NaturalWindow& w, const ppk::AddedLaw& law, double scale,
+                                   const IntArray& shifts, double eps) {
+  check_scale(law, scale);
+  if (!law.lattice()) throw std::invalid_argument("law must be a lattice law (discrete Gaussian or Laplace)");
+  const auto r = over_shifts(w, shifts, eps, [&](const ppk::View& v, std::int64_t d) {
+    return ppk::CrossingsBounds{ppk::FamilyLattice(v, law, scale).run(d, eps), true};
+  });
+  return {std::get<0>(r), std::get<1>(r)};
+}
+
+std::tuple<double, double, bool> crossings(const ppk::NaturalWindow& w, const ppk::AddedLaw& law, double scale,
+                                           const IntArray& shifts, double eps) {
+  check_scale(law, scale);
+  if (law.lattice()) throw std::invalid_argument("law must be continuous (Gaussian or Laplace)");
+  return over_shifts(w, shifts, eps, [&](const ppk::View& v, std::int64_t d) {
+    return ppk::FamilyCrossings(v, law, scale).run(d, eps);
+  });
 }
 
 }  // namespace
@@ -85,5 +133,12 @@ void register_family(py::module_& m) {
       .def_property_readonly("log_dropped", [](const ppk::NaturalWindow& w) { return log_to_double(w.log_dropped(), true); })
       .def_property_readonly("variance", [](const ppk::NaturalWindow& w) { return static_cast<double>(w.variance()); })
       .def("threshold", &threshold, py::arg("law"), py::arg("scale"), py::arg("shifts"), py::arg("eps"),
-           "(log delta, log upper) on the threshold path, the largest over the shifts in both directions.");
+           "(log delta, log upper) on the threshold path, the largest over the shifts in both directions.")
+      .def("noiseless", &noiseless, py::arg("shifts"), py::arg("eps"),
+           "(log delta, log upper) of the natural noise alone (a lattice sum), over the shifts in both directions.")
+      .def("lattice", &lattice, py::arg("law"), py::arg("scale"), py::arg("shifts"), py::arg("eps"),
+           "(log delta, log upper) on the lattice-sum path (a lattice law), over the shifts in both directions.")
+      .def("crossings", &crossings, py::arg("law"), py::arg("scale"), py::arg("shifts"), py::arg("eps"),
+           "(log delta, log upper, certified) on the crossings path (a continuous law), over the shifts in both "
+           "directions; not certified: some crossing may have been missed (the caller's caps bound delta).");
 }

@@ -1,27 +1,26 @@
-"""The family engine's Python side: the helpers every path of :class:`ppk.NoisyQuery` shares, and the glue
-to the C++ threshold path (``cpp/include/ppk/family/``).
+"""The family engine's Python side: the glue from :class:`ppk.NoisyQuery` to its C++ paths
+(``cpp/include/ppk/family/``), and the discrete Gaussian's exact tail its caps use.
 
-The threshold path runs in C++ in long double (``docs/natural-noise.md``, "Threshold: the loss is
-monotone"): the natural noise's window goes to ``ppk._core.FamilyWindow`` once per depth, the added law to
-``ppk._core.FamilyLaw`` once per query, and each eps is one call, both shifts' directions on both
-cores.  A binomial natural noise is windowed in C++ from the counting kernel's own pmf, to any depth
-(:data:`BINOMIAL_DEPTH_MAX`), so its delta is resolved far below the e^-2048 of the other laws' windows.
-The lattice-sum and crossings paths are still Python (``ppk._family_engine``).
+Every path other than the counting kernel runs in C++ in long double (``docs/natural-noise.md``): the
+natural noise's window goes to ``ppk._core.FamilyWindow`` once per depth, the added law to
+``ppk._core.FamilyLaw`` once per query, and each eps is one call, the shifts' two directions on both
+cores.  "threshold": a log-concave window, the loss monotone; "lattice sum": no added noise or a lattice
+law over any window, summed over the outputs where the loss can cross eps and a tail beyond them (no
+output window, so no depth floor of its own); "crossings": a continuous law over any window, every
+crossing located and certified.  A binomial natural noise is windowed in C++ from the counting kernel's
+own pmf, to any depth (:data:`BINOMIAL_DEPTH_MAX`), so its delta is resolved far below the e^-2048 of
+the other laws' windows.
 """
 from __future__ import annotations
 
 import math
-import sys
 from dataclasses import dataclass
-from fractions import Fraction
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
 from . import _kernels
-from ._logmath import log1mexp
-from ._typing import FloatArray
-from .noise import AddedNoise, Binomial, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, Window
+from .noise import Binomial, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, NoNoise, Window
 
 if TYPE_CHECKING:
     from .noisy_query import NoisyQuery
@@ -34,56 +33,6 @@ BINOMIAL_DEPTH_MAX = 2.0 ** 22
 #: sum of 1e5 rows 2e-15 relative, docs/natural-noise.md) lies inside it, times 1 + the largest |log w|
 WINDOW_LOG_ERROR = 4e-16
 _KIND = ((Gaussian, 0), (Laplace, 1), (DiscreteGaussian, 2), (DiscreteLaplace, 3))
-
-
-def _lse(t: np.ndarray) -> float:
-    """log sum exp, -inf for an empty or all -inf input."""
-    if t.size == 0:
-        return -math.inf
-    m = t.max()
-    if m == -np.inf:
-        return -math.inf
-    return float(m + np.log(np.exp(t - m).sum()))
-
-
-def _log_sub(a: float, b: float) -> float:
-    """log(e^a - e^b), -inf when b >= a."""
-    return a + float(log1mexp(b - a)) if b < a else -math.inf
-
-
-def _crossing_range(noise: AddedNoise, k_lo: float, k_hi: float, d: int, eps: float) -> tuple[float, float] | None:
-    """An interval holding every output o at which L(o) = log p_d(o) / p_0(o) can equal eps (d > 0, X
-    supported on [k_lo, k_hi]); (inf, -inf) when L <= eps everywhere (then delta_d = 0 exactly); None
-    for a law not listed here.
-
-    p_d(o) / p_0(o) is the average of the termwise ratios r_k(o) = f(o - d - k) / f(o - k) with the
-    weights w_k f(o - k), so L lies between the smallest and the largest log r_k(o):
-    Gaussian (and the discrete Gaussian, same exponent): log r_k(o) = (2 d (o - k) - d^2) / (2 sigma^2),
-    decreasing in k, so L < eps left of k_lo + d/2 + eps sigma^2 / d and L > eps right of
-    k_hi + d/2 + eps sigma^2 / d -- a range the width of the window, however far out (at large eps or
-    sigma it lies far beyond the window: eps = 4, sigma = 30 puts it 3,600 beyond a binomial of 1,000
-    rows).  Laplace (discrete Laplace, b = t): log r_k = -d/b for o <= k and d/b for o >= k + d, so L
-    is at most d/b (no crossing when eps >= d/b, compared exactly) and crosses in [k_lo, k_hi + d].
-    The ends are widened by a relative 1e-9 (+1): they are formed in floating point."""
-    if isinstance(noise, (Gaussian, DiscreteGaussian)):
-        c = d / 2 + eps * noise.sigma * noise.sigma / d
-        if not math.isfinite(c):     # beyond the doubles (eps ~ 1e300): as far as they go
-            return sys.float_info.max, sys.float_info.max
-        lo, hi = k_lo + c, k_hi + c
-    elif isinstance(noise, (Laplace, DiscreteLaplace)):
-        if Fraction(eps) * Fraction(noise.scale) >= d:
-            return math.inf, -math.inf
-        lo, hi = k_lo, k_hi + d
-    else:
-        return None
-    if not (math.isfinite(lo) and math.isfinite(hi)):
-        return None
-    return lo - 1e-9 * abs(lo) - 1.0, hi + 1e-9 * abs(hi) + 1.0
-
-
-def _log_expm1(x: float) -> float:
-    """log(e^x - 1) for x > 0, bounded above by x where e^x overflows."""
-    return math.log(math.expm1(x)) if x < 30 else x
 
 
 def _dg_log_sf(noise: DiscreteGaussian, x: np.ndarray) -> np.ndarray:
@@ -132,13 +81,6 @@ class _Result:
     log_upper: float
 
 
-def _moments(k: FloatArray, log_w: FloatArray) -> tuple[float, float]:
-    """Mean and variance of the (unnormalised) weights e^log_w at the points k."""
-    p = np.exp(log_w - log_w.max())
-    mean = float(p.dot(k) / p.sum())
-    return mean, float(p.dot((k - mean) ** 2) / p.sum())
-
-
 def _law(query: "NoisyQuery") -> Any:
     """The query's added law in C++ (the discrete Gaussian's tail table built once per query)."""
     if query._family_law is None:
@@ -183,3 +125,23 @@ def threshold(query: "NoisyQuery", w: Any, eps: float) -> _Result:
 def variance(query: "NoisyQuery", w: Any) -> float:
     """The variance of a window (for the first depth of the threshold path)."""
     return float(_cpp_window(query, w).variance)
+
+
+def lattice(query: "NoisyQuery", w: Any, eps: float) -> _Result:
+    """delta on the lattice-sum path for one window of the natural noise (no added noise, or a lattice law):
+    the largest over the query's shifts, in both directions, computed in C++."""
+    cw = _cpp_window(query, w)
+    if isinstance(query.added, NoNoise):
+        est, up = _kernels.family_noiseless(cw, shifts=query.shifts, eps=eps)
+    else:
+        est, up = _kernels.family_lattice(cw, _law(query), scale=float(query.added.scale), shifts=query.shifts,
+                                          eps=eps)
+    return _Result(est, up)
+
+
+def crossings(query: "NoisyQuery", w: Any, eps: float) -> _Result:
+    """delta on the crossings path for one window (a continuous law over any natural noise), in C++; the
+    upper end is inf when a crossing may have been missed (the query's caps then bound delta)."""
+    est, up, certified = _kernels.family_crossings(_cpp_window(query, w), _law(query), scale=float(query.added.scale),
+                                                   shifts=query.shifts, eps=eps)
+    return _Result(est, up if certified else math.inf)

@@ -160,9 +160,10 @@ def ridge_sensitivities(X: FloatArray, y: FloatArray, *, lam: float, rows: int, 
 
 
 
-# -- the family engine of ppk.NoisyQuery (cpp/include/ppk/family/): windows, added laws, the threshold path
+# -- the family engine of ppk.NoisyQuery (cpp/include/ppk/family/): windows, added laws, its three paths
 
-__all__ += ["family_law", "family_window", "family_binomial_window", "family_threshold"]
+__all__ += ["family_law", "family_window", "family_binomial_window", "family_threshold", "family_noiseless",
+            "family_lattice", "family_crossings"]
 
 
 @functools.lru_cache(maxsize=8)
@@ -199,3 +200,24 @@ def family_threshold(window: _core.FamilyWindow, law: _core.FamilyLaw, *, scale:
     """(log delta, log of its certified upper bound) on the threshold path: the largest over ``shifts``
     in both directions (GIL released, both cores, Ctrl-C honoured)."""
     return _core.FamilyWindow.threshold(window, law, float(scale), np.asarray(shifts, dtype=np.int64), float(eps))
+
+
+def family_noiseless(window: _core.FamilyWindow, *, shifts: "Tuple[int, ...]", eps: float) -> Tuple[float, float]:
+    """(log delta, log of its certified upper bound) of the natural noise alone, a lattice sum over the
+    window: the largest over ``shifts`` in both directions (GIL released, both cores, Ctrl-C honoured)."""
+    return _core.FamilyWindow.noiseless(window, np.asarray(shifts, dtype=np.int64), float(eps))
+
+
+def family_lattice(window: _core.FamilyWindow, law: _core.FamilyLaw, *, scale: float, shifts: "Tuple[int, ...]",
+                   eps: float) -> Tuple[float, float]:
+    """(log delta, log of its certified upper bound) on the lattice-sum path (a discrete added law, any
+    natural noise): the largest over ``shifts`` in both directions (GIL released, both cores, Ctrl-C honoured)."""
+    return _core.FamilyWindow.lattice(window, law, float(scale), np.asarray(shifts, dtype=np.int64), float(eps))
+
+
+def family_crossings(window: _core.FamilyWindow, law: _core.FamilyLaw, *, scale: float, shifts: "Tuple[int, ...]",
+                     eps: float) -> Tuple[float, float, bool]:
+    """(log delta, log upper, certified) on the crossings path (a continuous added law, any natural noise):
+    the largest over ``shifts`` in both directions; not certified when a crossing may have been missed
+    (then the caller's caps bound delta).  GIL released, both cores, Ctrl-C honoured."""
+    return _core.FamilyWindow.crossings(window, law, float(scale), np.asarray(shifts, dtype=np.int64), float(eps))

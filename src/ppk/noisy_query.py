@@ -60,7 +60,6 @@ import numpy.typing as npt
 
 from . import _family, _kernels
 from ._family import DEPTH_MAX, DEPTH_START, BINOMIAL_DEPTH_MAX, _dg_log_sf, _Result
-from ._family_engine import _Engine
 from ._curve import EPS_SEARCH_MAX, PrivacyCurve
 from ._logmath import log1mexp
 from ._search import log_target
@@ -68,8 +67,8 @@ from .baselines import (analytic_gaussian_epsilon, analytic_gaussian_log_delta, 
                         analytic_gaussian_sigma)
 from ._typing import FloatArray
 from ._validate import integer, real, real_array, sequence
-from .noise import (LD, MIN_SCALE, AddedNoise, Binomial, DiscreteGaussian, DiscreteLaplace, Gaussian,
-                    Laplace, NaturalNoise, NoNoise, Window, _Linear)
+from .noise import (MIN_SCALE, AddedNoise, Binomial, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace,
+                    NaturalNoise, NoNoise, Window)
 
 __all__ = ["NoisyQuery", "PATHS"]
 
@@ -77,7 +76,7 @@ __all__ = ["NoisyQuery", "PATHS"]
 PATHS = ("counting kernel", "threshold", "lattice sum", "crossings")
 
 MAX_SENSITIVITY = 10_000
-CONVOLUTION_BUDGET = 3e9   # most multiply-adds of a lattice-sum convolution
+LATTICE_BUDGET = 3e9       # most multiply-adds of a lattice sum with added noise
 _LOG_TINY_RELATIVE = math.log(1e-11)   # the window's slack is negligible below this fraction of delta
 _LOG_TIGHT = 1e-3      # an upper bound within this (in log) of the estimate: the noiseless cap, >= delta, cannot help
 
@@ -139,8 +138,6 @@ class NoisyQuery(PrivacyCurve):
                              f"noise is none on integer data: use NoNoise()), got {added.sigma!r}")
         self._windows: dict[float, Window] = {}
         self._variance: float | None = None     # of the natural noise's first window
-        self._convolved: dict[float, Window] = {}
-        self._engines: dict[tuple[int, bool], _Engine] = {}
         self._family_law: Any = None                     # the added law in C++ (ppk._family)
         self._family_windows: dict[float, Any] = {}      # C++ windows: a binomial's by depth, others' by id
         self._noiseless: NoisyQuery | None = None
@@ -248,25 +245,6 @@ class NoisyQuery(PrivacyCurve):
             self._windows[depth] = self.natural.window(depth)
         return self._windows[depth]
 
-    def _output_window(self, depth: float) -> Window:
-        """The exact pmf of X + Z on a window (lattice noise), for the lattice sum."""
-        if isinstance(self.added, NoNoise):
-            return self._window(depth)
-        if depth not in self._convolved:
-            w = self._window(depth)
-            noise = self.added
-            reach = int(math.ceil(noise._reach(depth + 10)))
-            if float(w.size) * (2 * reach + 1) > CONVOLUTION_BUDGET:
-                raise ValueError(f"the exact pmf of the natural plus the added noise needs {w.size:,} x {2 * reach + 1:,} "
-                                 "multiply-adds, too many: use a smaller added-noise scale or a log-concave "
-                                 "natural noise (then the threshold path needs no convolution)")
-            z = np.arange(-reach, reach + 1).astype(LD)
-            zw = Window(-reach, np.asarray(noise._log_density(z), dtype=LD),
-                        math.log(2) + float(noise._log_sf(np.array([float(reach)]))[0]), True)
-            y = _Linear.of(w).convolve(_Linear.of(zw), depth + 10)
-            self._convolved[depth] = y.window(False)
-        return self._convolved[depth]
-
     # -- one eps
     def _evaluate(self, eps: float) -> _Result:
         path = self.path
@@ -277,8 +255,9 @@ class NoisyQuery(PrivacyCurve):
         cap = self._cap(eps)
         if cap == -math.inf:     # delta = 0 already by post-processing (e.g. Laplace noise at eps >= s/scale)
             return _Result(-math.inf, -math.inf)
-        # a binomial's threshold windows are built in C++ from the counting kernel's pmf, to any depth
-        binomial = path == "threshold" and isinstance(self.natural, Binomial)
+        # a binomial's windows are built in C++ from the counting kernel's pmf, to any depth (its lattice sum
+        # without added noise, sensitivity > 1, too)
+        binomial = path in ("threshold", "lattice sum") and isinstance(self.natural, Binomial)
         depth_max = BINOMIAL_DEPTH_MAX if binomial else DEPTH_MAX
         depth, last_dropped = self._start_depth(eps, path, depth_max, binomial), math.inf     # (logs)
         while True:
@@ -286,9 +265,7 @@ class NoisyQuery(PrivacyCurve):
             here = path
             if here == "threshold" and not (self.natural.log_concave or w.log_concave):
                 here = self._path_without_log_concavity()   # this deeper window is not log-concave
-            if here == "lattice sum":
-                w = self._output_window(depth)
-            res = self._evaluate_window(w, eps, here, depth)
+            res = self._evaluate_window(w, eps, here)
             slack = w.log_dropped + float(np.logaddexp(0.0, eps))          # (1 + e^eps) D
             upper = float(np.logaddexp(res.log_upper, slack))
             negligible = slack <= res.log_delta + _LOG_TINY_RELATIVE or res.log_delta == -math.inf
@@ -337,29 +314,26 @@ class NoisyQuery(PrivacyCurve):
             depth *= 2
         return depth
 
-    def _engine(self, w: Window, mirrored: bool, depth: float) -> _Engine:
-        key = (id(w), mirrored)      # windows are cached per depth, so their ids are stable
-        if key not in self._engines:
-            self._engines[key] = _Engine(w.mirrored() if mirrored else w, self.added, depth)
-        return self._engines[key]
-
-    def _evaluate_window(self, w: Window, eps: float, path: str, depth: float) -> _Result:
-        if path == "threshold":    # in C++ (ppk._family)
+    def _evaluate_window(self, w: Any, eps: float, path: str) -> _Result:
+        """delta for one window on one path, in C++ (ppk._family): the largest over the shifts, both ways."""
+        if path == "threshold":
             return _family.threshold(self, w, eps)
-        best_est, best_up = -math.inf, -math.inf
-        certified = True
-        for d in self.shifts:
-            for mirrored in (False, True):     # shift +d, and -d as +d on the mirror (the noise is symmetric)
-                engine = self._engine(w, mirrored, depth)
-                if path == "lattice sum":
-                    r = engine.lattice_sum(d, eps)
-                else:
-                    r, ok = engine.crossings(d, eps)
-                    certified = certified and ok
-                best_est, best_up = max(best_est, r.log_delta), max(best_up, r.log_upper)
-        if not certified:
-            best_up = math.inf   # not all crossings certified: the caps below bound delta
-        return _Result(best_est, best_up)
+        if path == "lattice sum":
+            self._check_lattice_work(w)
+            return _family.lattice(self, w, eps)
+        return _family.crossings(self, w, eps)
+
+    def _check_lattice_work(self, w: Any) -> None:
+        """A lattice law over a window of n values sums about n + s outputs, each of up to min(n, 2 R + 1)
+        terms (R the law's reach) twice: refused beyond LATTICE_BUDGET."""
+        if isinstance(self.added, NoNoise):
+            return
+        reach = 2 * math.ceil(self.added._reach(94.0)) + 1
+        work = 2.0 * (w.size + self.sensitivity + 2) * min(w.size, reach) * len(self.shifts)
+        if work > LATTICE_BUDGET:
+            raise ValueError(f"the lattice sum of the natural plus the added noise needs {work:,.0f} multiply-adds, "
+                             "too many: use a smaller added-noise scale or a log-concave natural noise (then the "
+                             "threshold path sums around its peaks only)")
 
     def _cap(self, eps: float) -> float:
         """Upper bounds by post-processing, in closed form: the added noise alone (the natural noise alone,
@@ -387,7 +361,7 @@ class NoisyQuery(PrivacyCurve):
             # at eps = 1e6
             sigma = self.added.sigma
             t = eps * sigma * sigma / s
-            if not t / sigma <= 2e6:     # the Chernoff bound, as in _Engine._beyond_doubles
+            if not t / sigma <= 2e6:     # the Chernoff bound, as in ppk/family/lattice.hpp (crossing_span)
                 z = (t - s / 2 - 1) / sigma
                 caps.append(max(-0.5 * z * z * (1 - 1e-14), -sys.float_info.max))
             else:
