@@ -1,10 +1,13 @@
-"""The family engine's threshold path (C++, cpp/include/ppk/family/) against an mpmath oracle.
+"""The family engine's three paths (C++, cpp/include/ppk/family/) against an mpmath oracle.
 
 The oracle shares no code with ppk: exact pmfs of the natural laws (binomial coefficients, Beta
 functions, convolutions), the added laws' densities and tails in closed form or summed, and
 delta(eps) = max over shifts d and both orders of the sum (lattice) or integral (continuous) of
 (P - e^eps Q)_+: every sign change of P - e^eps Q found on a grid and refined by bisection, the
-positive parts integrated with the noise's tails.  Promise checked (docs/accuracy.md): the estimate
+positive parts integrated with the noise's tails.  The threshold path on log-concave natural noise; the
+lattice-sum path (no added noise, or discrete noise over natural noise that is not log-concave: a
+U-shaped beta-binomial, a mixture of binomials) and the crossings path (continuous noise over those).
+Promise checked (docs/natural-noise.md, "Accuracy"): the estimate
 within 1e-12 relative of delta where delta > 1e-300, within 1e-14 of |log delta| below, and the
 certified upper bound never below delta.
 """
@@ -45,6 +48,11 @@ def o_poisson_binomial(groups):
 def o_beta_binomial(n, a, b):
     a, b = mp.mpf(a), mp.mpf(b)
     return 0, [mp.binomial(n, k) * mp.beta(k + a, n - k + b) / mp.beta(a, b) for k in range(n + 1)]
+
+
+def o_mixture(n, weights, ps):
+    comps = [o_binomial(n, p)[1] for p in ps]
+    return 0, [sum(mp.mpf(wt) * c[k] for wt, c in zip(weights, comps)) for k in range(n + 1)]
 
 
 def o_row_sum(row, count):
@@ -109,6 +117,9 @@ def o_hockey(w, law, d, eps):
     ks = [offset + i for i in range(len(w)) if w[i] > 0]
     ws = [w[k - offset] for k in ks]
     c = mp.exp(eps)
+    if law is None:     # no added noise: the lattice sum over the natural noise's own pmf
+        pmf = dict(zip(ks, ws))
+        return sum(max(pmf.get(o - d, 0) - c * pmf.get(o, 0), 0) for o in range(min(ks), max(ks) + d + 1))
     s = law.s
 
     def g(o):
@@ -298,3 +309,39 @@ def test_the_threshold_path_is_interruptible_and_refuses_bad_input():
         _kernels.family_threshold(w, law, scale=4.0, shifts=(1,), eps=1.0)
     with pytest.raises(ValueError, match="log_pmf"):
         _kernels.family_window(0, np.array([np.nan], dtype=np.longdouble), log_dropped=-np.inf, log_error=0.0)
+
+
+# -- the lattice-sum and crossings paths: natural noise that is not log-concave -------------------------
+
+NOT_LOG_CONCAVE = {
+    "beta-binomial U": (lambda: noise.BetaBinomial(14, 0.5, 0.5), lambda: o_beta_binomial(14, 0.5, 0.5)),
+    "mixture": (lambda: noise.BinomialMixture(14, [0.3, 0.7], [0.15, 0.8]),
+                lambda: o_mixture(14, [0.3, 0.7], [0.15, 0.8])),
+}
+ADDED_ALL = {**ADDED, "none": lambda: noise.NoNoise()}
+EPS_OTHER = [(1, 0.1), (2, 1.0), (3, 5.0)]
+
+
+@pytest.mark.parametrize("natural", sorted(NOT_LOG_CONCAVE))
+@pytest.mark.parametrize("added", sorted(ADDED_ALL))
+def test_lattice_sum_and_crossings_paths_against_the_oracle(natural, added):
+    make, oracle = NOT_LOG_CONCAVE[natural]
+    with mp.workdps(DPS):
+        w, law = oracle(), (OLaw(added, SCALES[added]) if added != "none" else None)
+        for s, eps in EPS_OTHER:
+            q = ppk.NoisyQuery(natural=make(), added=ADDED_ALL[added](), sensitivity=s)
+            assert q.path == ("crossings" if added in ("gauss", "laplace") else "lattice sum")
+            check(q, o_delta(w, law, range(1, s + 1), eps), eps)
+
+
+@pytest.mark.parametrize("natural,added", [("beta-binomial U", "gauss"), ("mixture", "dg")])
+def test_tiny_deltas_of_the_other_paths_against_the_oracle(natural, added):
+    # beyond 1e-300 (e^-700), sensitivity 2: the crossings eps sigma^2 / d = 112 beyond the support.  (With
+    # the Laplace laws delta is at least about (s/b - eps)/2 here, as these laws' edges are not rare.)
+    eps = 25.0
+    make, oracle = NOT_LOG_CONCAVE[natural]
+    with mp.workdps(DPS):
+        q = ppk.NoisyQuery(natural=make(), added=ADDED[added](), sensitivity=2)
+        ref = o_delta(oracle(), OLaw(added, SCALES[added]), (1, 2), eps)
+        assert ref < mp.mpf("1e-300")
+        check(q, ref, eps)
