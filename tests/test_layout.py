@@ -92,10 +92,10 @@ def test_no_comment_cites_an_absent_specification():
 #: The modules that may call the kernel gateway: the queries, the laws, the PLD internals, the Gaussian
 #: mechanism's own curve, and the related paper with a kernel of its own.  Everything else reaches numbers
 #: through a query.
-KERNEL_CALLERS = {"counting.py", "noisy_query.py", "_family.py", "_family_engine.py", "histogram.py",
+KERNEL_CALLERS = {"counting.py", "noisy_query.py", "_family.py", "histogram.py",
                   "_histogram_noiseless.py", "baselines.py",
                   "hypergeom.py", "noise/natural.py", "noise/added.py", "noise/window.py", "noise/_convolve.py",
-                  "pld/_convolution.py", "pld/mechanisms.py", "related/risk/sensitivity.py"}
+                  "pld/_convolution.py", "pld/mechanisms.py", "pld/subsampled.py", "related/risk/sensitivity.py"}
 MAX_LINES = 500
 
 

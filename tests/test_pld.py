@@ -36,11 +36,15 @@ def test_composed_gaussian_matches_sigma_over_sqrt_k(k):
 
 
 def test_brackets_shrink_with_the_interval():
-    widths = []
-    for dx in [8e-3, 4e-3, 2e-3]:
-        lo, hi = PLD.from_gaussian(sigma=2.0, value_discretization_interval=dx).self_compose(2).delta_bracket(0.3)
-        widths.append(hi - lo)
-    assert widths[0] > widths[1] > widths[2] > 0
+    # composed Gaussians are merged into one exact Gaussian (ppk.pld._plan); the eager composition of the
+    # vectors, and a plan of Laplace mechanisms, pay the discretisation, which shrinks with the interval
+    for compose in (lambda dx: PLD.from_gaussian(sigma=2.0, value_discretization_interval=dx).with_composition("fft"),
+                    lambda dx: PLD.from_laplace(scale=2.0, value_discretization_interval=dx)):
+        widths = []
+        for dx in [8e-3, 4e-3, 2e-3]:
+            lo, hi = compose(dx).self_compose(2).delta_bracket(0.3)
+            widths.append(hi - lo)
+        assert widths[0] > widths[1] > widths[2] > 0
 
 
 def test_at_least_as_tight_as_privacy_buckets_rounding_up():
@@ -212,8 +216,14 @@ def test_a_huge_self_composition_is_refused_at_once_with_its_limit():
     pld = ppk.PrivacyLossDistribution.from_gaussian(sigma=3.0, value_discretization_interval=1e-2)
     t = time.perf_counter()
     with pytest.raises(ValueError, match=r"num_times = 4611686018427387904 .*MAX_SELF_COMPOSE_WORK"):
-        pld.self_compose(np.int64(2**62))
+        pld.with_composition("fft").self_compose(np.int64(2**62))
+    # a plan ("auto") refuses when its composed loss would not fit one FFT
+    with pytest.raises(ValueError, match=r"spreads over .* grid points"):
+        ppk.PrivacyLossDistribution.from_laplace(scale=3.0, value_discretization_interval=1e-2).self_compose(2**62)
     assert time.perf_counter() - t < 5
+    # 2^62 Gaussian runs are one Gaussian mechanism (mu = 2^31 / 3): delta is 1 to double precision at eps = 1
+    lo, hi = pld.self_compose(2**62).delta_bracket(1.0)
+    assert lo <= hi == pytest.approx(1.0)
     assert pld_module.MAX_SELF_COMPOSE_WORK >= 3e7
     # a PLD that stays small composes any number of times
     lo, hi = ppk.PrivacyLossDistribution.from_pmfs([1.0], [1.0]).self_compose(2**62).delta_bracket(1.0)
@@ -228,9 +238,13 @@ def test_dp_accounting_signatures_name_their_own_parameters():
         PLD.from_gaussian_mechanism(standard_deviation=5e-324)
     with pytest.raises(ValueError, match=r"\bparameter\b"):
         PLD.from_laplace_mechanism(parameter=0.0)
-    # sampling_prob < 1: a refused value (ValueError), still a NotImplementedError
+    # sampling_prob outside (0, 1] and unknown adjacencies: refused, naming the parameter
     with pytest.raises(ValueError, match="sampling_prob"):
-        PLD.from_laplace_mechanism(parameter=1.0, sampling_prob=0.5)
+        PLD.from_laplace_mechanism(parameter=1.0, sampling_prob=1.5)
+    with pytest.raises(ValueError, match="sampling_prob"):
+        PLD.from_gaussian_mechanism(1.0, sampling_prob=0.0)
+    with pytest.raises(ValueError, match="adjacency"):
+        PLD.from_gaussian_mechanism(1.0, sampling_prob=0.5, adjacency="replace")
     with pytest.raises(TypeError, match=r"\blog_probability_mass_function_upper\b"):
         PLD.from_two_probability_mass_functions({0: 0.0}, [0.0])
     with pytest.raises(ValueError, match=r"\blog_probability_mass_function_lower\b"):

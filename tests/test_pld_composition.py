@@ -148,8 +148,9 @@ def test_dp_accounting_names_port_code():
     assert two.delta_bracket(0.1)[0] <= 0.6 - math.exp(0.1) * 0.3 <= two.delta_bracket(0.1)[1]
     profile = two.privacy_profile()
     assert profile(0.1) == two.delta_bracket(0.1)[1]
-    with pytest.raises(NotImplementedError, match="sampling_prob"):
-        PLD.from_gaussian_mechanism(standard_deviation=2.0, sampling_prob=0.1)
+    # Poisson subsampling (ppk.pld.subsampled; its oracle tests are in test_pld_subsampling.py)
+    lo, hi = PLD.from_gaussian_mechanism(standard_deviation=2.0, sampling_prob=0.1).delta_bracket(0.1)
+    assert 0 < lo <= hi < PLD.from_gaussian_mechanism(standard_deviation=2.0).delta_bracket(0.1)[0]
 
 
 @pytest.mark.parametrize("eps", [0.3, 0.8, 1.2])

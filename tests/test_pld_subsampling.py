@@ -312,7 +312,6 @@ def test_agrees_with_dp_accounting():
     print("1000 releases: ppk", lo, hi, "dp_accounting", ref)
 
 
-@pytest.mark.xfail(strict=False, reason="wired by the lead")
 def test_through_from_gaussian_mechanism():
     pld = PLD.from_gaussian_mechanism(2.0, sampling_prob=0.01, value_discretization_interval=1e-4)
     direct = _gauss(2.0, 0.01, dx=1e-4, bound=-50.0)

@@ -40,17 +40,16 @@ from .._curve import PrivacyCurve
 from .._search import smallest_feasible
 from .._typing import FloatArray
 from .._validate import choice, flag, instance, integer, real, real_array, sequence
-from . import _bracket, _convolution, curves, interop, mechanisms
-from ._masses import LD, MAX_BUILD_BUCKETS, _atoms_of, _check_max_buckets, _compose_masses, _Masses, _union
+from . import _bracket, _composition, _convolution, curves, interop, mechanisms, subsampled
+from ._composition import MAX_SELF_COMPOSE_WORK
+from ._plan import Plan
+from ._masses import LD, MAX_BUILD_BUCKETS, _atoms_of, _check_max_buckets, _Masses
 
 if TYPE_CHECKING:
     from ..counting import CountingQuery
 
 __all__ = ["PrivacyLossDistribution", "MAX_SELF_COMPOSE_WORK"]
 
-#: Most vector entries :meth:`PrivacyLossDistribution.self_compose` convolves in all (the sum of the
-#: lengths of the operands): about 10 s on one core (3-4 million a second at a million buckets).
-MAX_SELF_COMPOSE_WORK = 35_000_000
 
 
 class PrivacyLossDistribution:
@@ -110,14 +109,16 @@ class PrivacyLossDistribution:
         vectors longer than ``max_buckets`` are coarsened."""
         self.infinity_mass_upper = infinity_mass_upper   # loss +inf
         self.infinity_mass_lower = infinity_mass_lower   # loss -inf
-        self._buckets, self._atoms = buckets, atoms
+        self._buckets_v, self._atoms_v = buckets, atoms
+        self._plan: Plan | None = None            # a composition kept as its factors (ppk.pld._plan)
+        self._gaussian_mu: float | None = None    # a Gaussian mechanism's s / sigma (plans merge them exactly)
         self.pessimistic_estimate = pessimistic_estimate
         self.max_buckets = max_buckets
         self.composition = composition
         self.log_mass_truncation_bound = log_mass_truncation_bound
         self._shared_noise_key = shared_noise_key
         self._sums: tuple | None = None
-        while max(self._buckets.p.size, self._atoms.p.size) > self.max_buckets:
+        while buckets is not None and max(self._buckets.p.size, self._atoms.p.size) > self.max_buckets:
             # merging shrinks both vectors while they are longer than MIN_MAX_BUCKETS <= max_buckets, so
             # this ends within log2(length) passes; the checks keep it bounded whatever the fields hold
             # (a vector that stops shrinking, or an interval that would double past the float range)
@@ -134,6 +135,31 @@ class PrivacyLossDistribution:
         out = copy.copy(self)
         out.composition = composition
         return out
+
+    # the two representations; a plan's are composed the first time they are asked for
+    @property
+    def _buckets(self) -> _Masses:
+        if self._buckets_v is None:
+            self._materialize()
+        return self._buckets_v
+
+    @_buckets.setter
+    def _buckets(self, value: _Masses) -> None:
+        self._buckets_v = value
+
+    @property
+    def _atoms(self) -> _Masses:
+        if self._atoms_v is None:
+            self._materialize()
+        return self._atoms_v
+
+    @_atoms.setter
+    def _atoms(self, value: _Masses) -> None:
+        self._atoms_v = value
+
+    def _materialize(self) -> None:
+        """Compose a plan's vectors (ppk.pld._composition.materialize)."""
+        self._buckets_v, self._atoms_v, self.value_discretization_interval = _composition.materialize(self)
 
     # the bucket representation, under the names the builders and users know
     @property
@@ -175,8 +201,6 @@ class PrivacyLossDistribution:
             raise ValueError(f"{name} must hold finite masses >= 0")
         return arr
 
-    # ------------------------------------------------------------------ builders
-
     # ------------------------------------------------------------------ builders (ppk.pld.mechanisms, ppk.pld.curves)
     @classmethod
     def from_pmfs(cls, pmf_upper: npt.ArrayLike, pmf_lower: npt.ArrayLike, *, value_discretization_interval: float = 1e-4,
@@ -200,8 +224,10 @@ class PrivacyLossDistribution:
         Bucket masses are exact normal-CDF differences; mass beyond the loss range where the
         tails fall below ``exp(log_mass_truncation_bound)`` goes to the overflow (infinity) bucket.
         """
-        return mechanisms.gaussian(cls, sigma, sensitivity, value_discretization_interval, log_mass_truncation_bound,
-                                   pessimistic_estimate, max_buckets, "sigma")
+        out = mechanisms.gaussian(cls, sigma, sensitivity, value_discretization_interval, log_mass_truncation_bound,
+                                  pessimistic_estimate, max_buckets, "sigma")
+        out._gaussian_mu = float(sensitivity) / float(sigma)
+        return out
 
     @classmethod
     def from_laplace(cls, *, scale: float, sensitivity: float = 1.0, value_discretization_interval: float = 1e-4,
@@ -254,26 +280,35 @@ class PrivacyLossDistribution:
     def from_gaussian_mechanism(cls, standard_deviation: float, sensitivity: float = 1.0,
                                 pessimistic_estimate: bool = True, value_discretization_interval: float = 1e-4,
                                 log_mass_truncation_bound: float = -50.0, sampling_prob: float = 1.0,
-                                use_connect_dots: bool = True) -> PrivacyLossDistribution:
+                                use_connect_dots: bool = True, *, adjacency: str = "add_or_remove"
+                                ) -> PrivacyLossDistribution:
         """:meth:`from_gaussian` under dp_accounting's signature, so code ports by changing an import.
 
-        ``use_connect_dots`` is accepted for compatibility: ppk's upper end is always the connect-the-dots
-        pair.  Subsampling (``sampling_prob < 1``) is not supported yet.
+        ``sampling_prob < 1``: Poisson subsampling (ppk.pld.subsampled), the pair ``(1-q) N(0) + q N(s)``
+        against ``N(0)`` for ``adjacency="remove"``, its mirror for ``"add"``; ppk reports the larger of the
+        two orders, which is ``"add_or_remove"`` exactly and never below either one alone.
+        ``use_connect_dots`` is accepted for compatibility: ppk's upper end is always the connect-the-dots pair.
         """
-        mechanisms.no_subsampling(sampling_prob)
         flag("use_connect_dots", use_connect_dots)
-        return mechanisms.gaussian(cls, standard_deviation, sensitivity, value_discretization_interval,
-                                   log_mass_truncation_bound, pessimistic_estimate, 1 << 20, "standard_deviation")
+        q, adjacency = subsampled.check_subsampling(sampling_prob, adjacency)
+        out = subsampled.gaussian(cls, standard_deviation, sensitivity, q, value_discretization_interval,
+                                  log_mass_truncation_bound, pessimistic_estimate, 1 << 20, adjacency,
+                                  "standard_deviation")
+        if q == 1.0:   # plans merge Gaussian runs into one exact Gaussian (ppk.pld._plan)
+            out._gaussian_mu = float(sensitivity) / float(standard_deviation)
+        return out
 
     @classmethod
     def from_laplace_mechanism(cls, parameter: float, sensitivity: float = 1.0, pessimistic_estimate: bool = True,
                                value_discretization_interval: float = 1e-4, sampling_prob: float = 1.0,
-                               use_connect_dots: bool = True) -> PrivacyLossDistribution:
-        """:meth:`from_laplace` under dp_accounting's signature (``parameter`` is the Laplace scale)."""
-        mechanisms.no_subsampling(sampling_prob)
+                               use_connect_dots: bool = True, *, adjacency: str = "add_or_remove"
+                               ) -> PrivacyLossDistribution:
+        """:meth:`from_laplace` under dp_accounting's signature (``parameter`` is the Laplace scale);
+        ``sampling_prob`` and ``adjacency`` as in :meth:`from_gaussian_mechanism`."""
         flag("use_connect_dots", use_connect_dots)
-        return mechanisms.laplace(cls, parameter, sensitivity, value_discretization_interval, pessimistic_estimate,
-                                  1 << 20, "parameter")
+        q, adjacency = subsampled.check_subsampling(sampling_prob, adjacency)
+        return subsampled.laplace(cls, parameter, sensitivity, q, value_discretization_interval, pessimistic_estimate,
+                                  1 << 20, adjacency, "parameter")
 
     @classmethod
     def from_two_probability_mass_functions(cls, log_probability_mass_function_lower: Mapping[Any, float],
@@ -311,10 +346,27 @@ class PrivacyLossDistribution:
     # ------------------------------------------------------------------ delta (ppk.pld._bracket)
     def _ends(self, eps: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.longdouble], npt.NDArray[np.longdouble]]:
         """(lower, upper) of max over both orders of delta at every eps (long double), vectorised."""
+        if self._plan is not None:
+            curve = self._plan_curve()
+            if isinstance(curve, PrivacyLossDistribution):
+                return curve._ends(eps)
+            lo, up = curve.log_ends(eps)
+            return np.exp(lo), np.exp(up)
         if self._sums is None:
             self._sums = _bracket.prefix_sums(self._atoms, self._buckets)
         return _bracket.ends(eps, self.value_discretization_interval, self._atoms, self._buckets, self._sums,
                              self.infinity_mass_upper, self.infinity_mass_lower)
+
+    def _plan_curve(self) -> Any:
+        assert self._plan is not None
+        return self._plan.curve(PrivacyLossDistribution)
+
+    def _upper_ld(self, eps: float) -> np.longdouble:
+        """The upper end alone (a plan reads only its atoms' tilts)."""
+        curve = self._plan_curve() if self._plan is not None else None
+        if curve is not None and not isinstance(curve, PrivacyLossDistribution):
+            return np.exp(curve.log_upper(np.array([eps], dtype=np.float64))[0])
+        return self._bracket_ld(eps)[1]
 
     def _bracket_ld(self, eps: float):
         lo, hi = self._ends(np.array([eps], dtype=np.float64))
@@ -362,14 +414,19 @@ class PrivacyLossDistribution:
         delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False)
 
         def excess(e: float) -> float:   # non-increasing in e; feasible where <= 0
-            return float(self._bracket_ld(e)[1]) - delta
+            return float(self._upper_ld(e)) - delta
 
         f0 = excess(0.0)
         if f0 <= 0:
             return 0.0
-        m = self._atoms
-        k_max = max(abs(m.offset), abs(m.offset + m.p.size)) + 1
-        hi = (k_max + 1) * self.value_discretization_interval
+        if self._plan is None:
+            m = self._atoms
+            k_max = max(abs(m.offset), abs(m.offset + m.p.size)) + 1
+            hi = (k_max + 1) * self.value_discretization_interval
+        else:   # a plan's losses reach far; double from its tilted scale until the bound falls below delta
+            hi = max(1.0, 64 * self.value_discretization_interval)
+            while excess(hi) > 0 and hi < 1e6:
+                hi *= 2
         f_hi = excess(hi)
         if f_hi > 0:
             return math.inf
@@ -387,82 +444,22 @@ class PrivacyLossDistribution:
         return self._compose(other, independent=independent, truncate=True)
 
     def _compose(self, other: "PrivacyLossDistribution", *, independent: bool | None,
-                 truncate: bool) -> "PrivacyLossDistribution":
-        """compose(); ``truncate=False`` keeps the mass below the noise (for a result that is only read:
-        cutting it saves time in later compositions but adds its bound to the upper end)."""
+                 truncate: bool, eager: bool = False) -> "PrivacyLossDistribution":
         instance("other", other, PrivacyLossDistribution, "a PrivacyLossDistribution")
-        independent = _check_independent(independent)
-        key = self._shared_noise_key
-        if key is not None and key == other._shared_noise_key and not independent:
-            raise ValueError(
-                f"both PLDs describe releases over the same unknown rows {key}: they share them, so their natural "
-                "noise is not independent and composing them would under-report delta. Use CountingQuery.repeat(k) "
-                "for k releases of the same count (exact), ppk.OverlappingCounts or ppk.HistogramQuery for several "
-                "counts of those rows, or pass independent=True if the releases use disjoint unknown rows.")
-        a, b = self, other
-        while a.value_discretization_interval < b.value_discretization_interval * (1 - 1e-12):
-            a = a._coarsened()
-        while b.value_discretization_interval < a.value_discretization_interval * (1 - 1e-12):
-            b = b._coarsened()
-        if not math.isclose(a.value_discretization_interval, b.value_discretization_interval, rel_tol=1e-12):
-            raise ValueError("value_discretization_interval of the two PLDs must be equal or differ by a power of 2")
-        method = self.composition if self.composition == other.composition else "auto"
-        bound = max(a.log_mass_truncation_bound, b.log_mass_truncation_bound)
-        buckets = _compose_masses(a._buckets, b._buckets, method)
-        atoms = _compose_masses(a._atoms, b._atoms, method)
-        if truncate:
-            buckets.truncate(bound)
-            atoms.truncate(bound)
-        out = PrivacyLossDistribution.__new__(PrivacyLossDistribution)
-        out.value_discretization_interval = a.value_discretization_interval
-        out._install(buckets=buckets, atoms=atoms,
-                     infinity_mass_upper=_union(a.infinity_mass_upper, b.infinity_mass_upper),
-                     infinity_mass_lower=_union(a.infinity_mass_lower, b.infinity_mass_lower),
-                     pessimistic_estimate=self.pessimistic_estimate, max_buckets=max(a.max_buckets, b.max_buckets),
-                     composition=method, log_mass_truncation_bound=bound,
-                     shared_noise_key=key if key == other._shared_noise_key else None)
-        return out
+        return _composition.compose(self, other, independent=_check_independent(independent), truncate=truncate,
+                                    eager=eager)
 
     def self_compose(self, num_times: int, *, independent: bool | None = None) -> "PrivacyLossDistribution":
-        """``num_times``-fold composition with itself (binary powering: O(log k) convolutions).
-
-        The work is bounded: when the convolutions still to do would take more than
-        ``MAX_SELF_COMPOSE_WORK`` vector entries in all (about 10 s), ``ValueError`` says so before
-        doing them (2^62 compositions of a PLD of a million buckets: 62 squarings of a million, a minute).
-        """
+        """``num_times``-fold composition with itself: a plan (``composition="auto"``, no work now; ValueError
+        if its composed loss would not fit one FFT), or binary powering of the vectors (``"exact"``,
+        ``"fft"``: O(log k) convolutions; ValueError before more than ``MAX_SELF_COMPOSE_WORK`` entries)."""
         k = integer("num_times", num_times, minimum=1)
-        independent = _check_independent(independent)
-        result: PrivacyLossDistribution | None = None
-        base = self
-        work = 0
-        while True:
-            # the convolutions left (a squaring per higher bit, a product per set bit), each about as long
-            # as the base's vectors are now: refuse before the work goes past the limit
-            size = base._buckets.p.size + base._atoms.p.size
-            steps = (k.bit_length() - 1) + bin(k).count("1")
-            projected = work + 2 * size * steps
-            if projected > MAX_SELF_COMPOSE_WORK:
-                raise ValueError(
-                    f"num_times = {num_times} needs about {steps} more compositions of privacy "
-                    f"loss vectors of about {size:,} entries ({projected:.3g} entries in all, more than "
-                    f"MAX_SELF_COMPOSE_WORK = {MAX_SELF_COMPOSE_WORK:.3g}, about 10 s): use a smaller "
-                    "num_times, or fewer buckets (a larger value_discretization_interval or a smaller max_buckets)")
-            if k & 1:
-                if result is not None:
-                    work += size + result._buckets.p.size + result._atoms.p.size
-                result = base if result is None else result._compose(base, independent=independent,
-                                                                      truncate=k >> 1 != 0)
-            k >>= 1
-            if not k:
-                assert result is not None   # k >= 1 has a set bit
-                return result
-            # the last square is the result itself when no lower bit remains: keep its small masses
-            work += 2 * (base._buckets.p.size + base._atoms.p.size)
-            base = base._compose(base, independent=independent, truncate=not (k == 1 and result is None))
+        return _composition.self_compose(self, k, independent=_check_independent(independent))
 
     # ------------------------------------------------------------------ coarsening
     def _coarsen(self) -> None:
-        """Merge bucket pairs in both representations: Delta doubles."""
+        """Merge bucket pairs in both representations: Delta doubles (a plan's vectors composed first)."""
+        self._plan = None
         self._buckets.coarsen(self.value_discretization_interval)
         self._atoms.coarsen(self.value_discretization_interval)
         self.value_discretization_interval *= 2
@@ -472,10 +469,13 @@ class PrivacyLossDistribution:
         out = PrivacyLossDistribution.__new__(PrivacyLossDistribution)
         out.__dict__.update(self.__dict__)
         out._buckets, out._atoms = self._buckets.copy(), self._atoms.copy()
+        out._plan = None
         out._coarsen()
         return out
 
     def __repr__(self) -> str:
+        if self._plan is not None and self._buckets_v is None:
+            return f"PrivacyLossDistribution(composed: {self._plan!r})"
         return (f"PrivacyLossDistribution({self.mass_upper.size} buckets of {self.value_discretization_interval:g}, "
                 f"width {self.width:.6g}, infinity masses {float(self.infinity_mass_upper):.3g}/"
                 f"{float(self.infinity_mass_lower):.3g}, overflow {float(self.overflow_mass_upper):.3g}/"

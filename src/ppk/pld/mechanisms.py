@@ -195,19 +195,6 @@ def pmfs_of_mappings(log_probability_mass_function_lower: Mapping[Any, float],
     return p, q
 
 
-class _UnsupportedSamplingError(ValueError, NotImplementedError):
-    """sampling_prob < 1: a value ppk's PLDs do not take (yet).  A ValueError like any refused value,
-    and a NotImplementedError as it was first raised."""
-
-
-def no_subsampling(sampling_prob: float) -> None:
-    value = real("sampling_prob", sampling_prob, minimum=0.0, maximum=1.0)
-    if value != 1.0:
-        raise _UnsupportedSamplingError(
-            f"sampling_prob must be 1: sampling_prob < 1 (Poisson subsampling) is not supported by ppk's PLDs yet, "
-            f"got {value:.6g}; use dp_accounting for subsampled mechanisms")
-
-
 def _log_pmf(name: str, value: object) -> dict[Any, float]:
     """A mapping outcome -> log probability (each <= 0, -inf for 0) whose probabilities sum to 1 within 1e-6."""
     instance(name, value, Mapping, "a mapping outcome -> log probability (a dict)")

@@ -1,0 +1,89 @@
+"""A composition kept as its factors (docs/accuracy.md, "Composition without the floor").
+
+``compose`` and ``self_compose`` of PLDs that compose ``"auto"`` do no convolution: they return a PLD whose
+:class:`Plan` lists its uncomposed leaves and how many times each is taken.  Its bracket is read off tilted
+compositions of the leaves (ppk.pld._tilted_bracket): one FFT per tilt for the whole plan, certified far
+below the round-off floor of a composed mass vector.  The vectors themselves are composed only if someone
+asks for them (``mass_upper``, ``to_dp_accounting``, ...).
+
+Gaussian mechanisms compose exactly: k runs with sensitivities s_i and deviations sigma_i are one Gaussian
+mechanism with mu^2 = sum (s_i / sigma_i)^2 (their privacy losses are normal and add).  A plan merges its
+Gaussian leaves into that one mechanism, discretised once instead of k times: the k-fold two-point split of
+the grid -- the dominating pair's extra spread, about k Delta^2 / 4 in loss variance -- is paid once.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Sequence
+
+from . import _tilted
+from ._masses import LD
+from ._tilted_bracket import PlanCurve
+
+#: How deep the merged Gaussian leaf is built (its tails below e^-bound are counted as an infinite loss
+#: by the upper end): e^-800 is below every delta a double can hold.
+GAUSSIAN_LOG_BOUND = -800.0
+
+
+class Plan:
+    """Leaves (uncomposed PLDs, compared by identity) and their counts."""
+
+    def __init__(self, factors: Sequence[tuple[Any, int]], dx: float):
+        merged: dict[int, list] = {}
+        for leaf, k in factors:
+            entry = merged.setdefault(id(leaf), [leaf, 0])
+            entry[1] += k
+        self.factors: tuple[tuple[Any, int], ...] = tuple((leaf, k) for leaf, k in merged.values())
+        self.dx = dx
+        self._curve: PlanCurve | None = None
+
+    @staticmethod
+    def of(pld: Any) -> "Plan":
+        return pld._plan if pld._plan is not None else Plan([(pld, 1)], pld.value_discretization_interval)
+
+    def compose(self, other: "Plan") -> "Plan":
+        return Plan(self.factors + other.factors, self.dx)
+
+    def times(self, k: int) -> "Plan":
+        return Plan([(leaf, n * k) for leaf, n in self.factors], self.dx)
+
+    @property
+    def count(self) -> int:
+        return sum(k for _, k in self.factors)
+
+    def infinity_masses(self) -> tuple[Any, Any]:
+        """The composed masses at loss +inf and -inf: some factor's run landed there."""
+        def union(name: str) -> Any:
+            keep = LD(1)
+            for leaf, k in self.factors:
+                keep *= (LD(1) - getattr(leaf, name)) ** k
+            return LD(1) - keep
+        return union("infinity_mass_upper"), union("infinity_mass_lower")
+
+    def __repr__(self) -> str:
+        return " + ".join(f"{k} x {leaf!r}" for leaf, k in self.factors)
+
+    def evaluated(self, cls: Any) -> list[tuple[Any, int]]:
+        """The factors the curve composes: the Gaussian leaves merged into one (see the module), built on the
+        plan's grid by ``cls.from_gaussian`` down to e^GAUSSIAN_LOG_BOUND."""
+        mu2 = sum(k * leaf._gaussian_mu ** 2 for leaf, k in self.factors if leaf._gaussian_mu is not None)
+        rest = [(leaf, k) for leaf, k in self.factors if leaf._gaussian_mu is None]
+        if mu2 > 0:
+            rest.append((cls.from_gaussian(sigma=1.0 / math.sqrt(mu2), value_discretization_interval=self.dx,
+                                           log_mass_truncation_bound=GAUSSIAN_LOG_BOUND), 1))
+        return rest
+
+    def curve(self, cls: Any) -> Any:
+        """The plan's bracket reader (its tilts kept between calls): a PlanCurve, or the one leaf itself when
+        the plan is a single leaf taken once (Gaussian runs merged into one mechanism): its bracket is exact."""
+        if self._curve is None:
+            factors = self.evaluated(cls)
+            self._curve = factors[0][0] if len(factors) == 1 and factors[0][1] == 1 else PlanCurve(factors, self.dx)
+        return self._curve
+
+    def check_size(self) -> None:
+        """Refuse a plan whose tilted composition would not fit one FFT (raises ValueError, naming what to do)."""
+        factors = [_tilted.Factor(leaf._atoms.p, leaf._atoms.offset, k) for leaf, k in self.factors
+                   if leaf._gaussian_mu is None]
+        if factors:
+            _tilted.window_size(factors)

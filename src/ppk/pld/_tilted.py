@@ -1,0 +1,238 @@
+"""Composition by exponential tilting: certified masses far out in the tails (docs/accuracy.md, "Composition
+without the floor").
+
+A plan is a list of factors (a mass vector ``v`` on grid indices ``offset, offset + 1, ...`` and a count
+``k``); its composition is the convolution of ``v_1^{*k_1} * ... * v_r^{*k_r}``.  A double FFT computes it
+with an absolute error of ~1e-16 of the largest mass, so every mass below that -- every delta below about
+1e-9 after many folds -- was lost in the round-off.  Tilting moves the masses of interest into the bulk:
+with ``b_i[j] = v_i[j] e^{lam j Delta} / Z_i`` (``Z_i`` the sum, so ``b_i`` is a probability vector), the
+tilt commutes with convolution, so
+
+    (v_1^{*k_1} * ...)[s] = Z e^{-lam s Delta} (b_1^{*k_1} * ...)[s],    Z = prod Z_i^{k_i}.
+
+Chosen so that the tilted law's mean sits at the loss eps of interest, the masses that make delta(eps) are
+where the FFT is accurate relative to them.  One tilt serves the eps within a few of the tilted law's
+standard deviations; a curve takes a few tilts.
+
+What is certified (:class:`Tilted`): for the tilted composition ``c`` and the computed ``c_hat`` on the window
+``[s_lo, s_hi)`` of a cyclic FFT of length ``N``,
+
+* ``|c_hat - c_N|_2 <= err2``, ``c_N`` the cyclic (aliased) exact composition: the FFT's rounding (Higham's
+  bound, as in ``_convolution``), carried through the powers ``B^k`` (``|prod B_hat^k - prod B^k| <=
+  (1 + eta)^{K-1} sum k_i |B_hat_i - B_i|`` for ``|B| <= 1``) and the powers' own rounding;
+* ``0 <= c_N - c`` entry by entry, summing to at most ``alias`` (the tilted mass outside the window, which
+  wraps around; a Chernoff bound from the tilted factors' generating functions);
+* the tilted mass left of the window and right of it, each at most ``below`` / ``above`` (Chernoff);
+* each factor's entries carry a relative error ``rtol`` (the builders' rounding; the conversion to
+  double), which compounds to a relative ``(1 + rtol)^K - 1`` of every composed mass.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import scipy.fft
+
+from ._convolution import U, _rho
+
+LD = np.longdouble
+
+#: Half-width of the FFT window in tilted standard deviations (plus the factors' own spread): the tilted
+#: mass outside it -- aliased into the window, bounded by Chernoff -- is below e^-100 relative.
+WINDOW_SDS = 16.0
+#: Most entries of one tilted FFT (2^24 doubles: 128 MiB per vector).
+MAX_FFT = 1 << 24
+
+
+@dataclass(frozen=True)
+class Factor:
+    """A mass vector on grid indices ``offset, offset + 1, ...`` taken ``count`` times."""
+
+    v: npt.NDArray[np.longdouble]
+    offset: int
+    count: int
+
+    def mirrored(self) -> "Factor":
+        return Factor(self.v[::-1].copy(), -(self.offset + self.v.size - 1), self.count)
+
+
+def _log_mgf(log_v: npt.NDArray, j: npt.NDArray, t: float) -> tuple[Any, Any, Any]:
+    """log sum_j v_j e^{t j}, and the mean and variance of j under the tilted law (in the arrays' precision)."""
+    x = log_v + j.dtype.type(t) * j
+    top = np.max(x)
+    w = np.exp(x - top)
+    s = np.sum(w)
+    mean = np.sum(w * j) / s
+    var = np.sum(w * (j - mean) ** 2) / s
+    return top + np.log(s), mean, var
+
+
+class _Prepared:
+    """A factor's logs, ready for tilts (long double for the normaliser, double for searches and bounds)."""
+
+    def __init__(self, f: Factor):
+        with np.errstate(divide="ignore"):
+            log_v = np.log(f.v.astype(LD))
+        keep = np.isfinite(log_v)
+        self.j = (f.offset + np.arange(f.v.size)).astype(LD)[keep]
+        self.log_v = log_v[keep]
+        self.j64, self.log_v64 = self.j.astype(np.float64), self.log_v.astype(np.float64)
+        self.count = f.count
+
+    def moments(self, t: float) -> tuple[float, float, float]:
+        """(log mgf, mean, variance) at tilt t in double precision (searches and Chernoff bounds)."""
+        lm, mean, var = _log_mgf(self.log_v64, self.j64, t)
+        return float(lm), float(mean), float(var)
+
+
+def saddle(prepared: list[_Prepared], target_index: float, t_max: float) -> float:
+    """The tilt ``t`` (per grid index, >= 0) at which the composed tilted mean is ``target_index``; 0 when the
+    untilted mean already reaches it, ``t_max`` when even that tilt falls short.  Any tilt is valid (the
+    errors are certified for the one used); this one makes the masses near ``target_index`` the bulk."""
+    def mean_var(t: float) -> tuple[float, float]:
+        ms = [p.moments(t) for p in prepared]
+        return (sum(p.count * m[1] for p, m in zip(prepared, ms)), sum(p.count * m[2] for p, m in zip(prepared, ms)))
+    m0, _ = mean_var(0.0)
+    if m0 >= target_index:
+        return 0.0
+    m_hi, _ = mean_var(t_max)
+    if m_hi <= target_index:
+        return t_max
+    lo, hi, t = 0.0, t_max, 0.0
+    for _ in range(100):        # Newton on the increasing mean (its derivative is the variance), kept in [lo, hi]
+        m, v = mean_var(t)
+        if abs(m - target_index) <= 1e-6 * max(1.0, math.sqrt(v)):
+            break
+        lo, hi = (t, hi) if m < target_index else (lo, t)
+        step = t + (target_index - m) / v if v > 0 else 0.5 * (lo + hi)
+        t = step if lo < step < hi else 0.5 * (lo + hi)
+        if hi - lo <= 1e-12 * hi:
+            break
+    return t
+
+
+@dataclass
+class Tilted:
+    """The tilted composition on a window, with its certified errors (tilted units; see the module)."""
+
+    t: float                              # the tilt per grid index
+    log_z: LD                             # log Z: untilted mass at s = c[s] e^{log_z - t s}
+    s: npt.NDArray[np.int64]              # composed grid indices of the window, increasing
+    c: npt.NDArray[np.float64]            # computed tilted masses (clipped at 0)
+    err2: float                           # 2-norm bound of c - c_N
+    alias: float                          # sum of c_N - c (>= 0 entrywise)
+    below: float                          # tilted mass left of the window
+    above: float                          # tilted mass right of the window
+    rel: float                            # relative error of every composed mass from the factors' rounding
+    mean: float                           # tilted mean and standard deviation (grid indices)
+    sd: float
+
+    def log_weight(self) -> npt.NDArray[np.longdouble]:
+        """log of the untilting factor Z e^{-t s} per window entry."""
+        return self.log_z - LD(self.t) * self.s.astype(LD)
+
+
+def _chernoff(prepared: list[_Prepared], t: float, log_zs: list[float], edge: float, right: bool, sd: float) -> float:
+    """A bound on the tilted composed mass beyond ``edge`` (right: >= edge; left: < edge): the least of
+    exp(K(th) - th edge) over a few th, K the tilted law's cumulant generating function (in double: its
+    rounding, ~1e-13 of the logs' sizes, is covered by the slack in the exponent)."""
+    best = 1.0
+    for mult in (0.25, 0.5, 1.0, 2.0, 4.0, 8.0):
+        th = mult * WINDOW_SDS / max(sd, 1e-300) / 4 * (1 if right else -1)
+        terms = [p.count * (p.moments(t + th)[0] - lz) for p, lz in zip(prepared, log_zs)]
+        k = sum(terms)
+        slack = 1e-12 * (sum(abs(x) for x in terms) + abs(th * edge)) + 1e-12
+        with np.errstate(over="ignore"):
+            best = min(best, math.exp(min(k - th * edge + slack, 0.0)))
+    return best
+
+
+def _fft_length(prepared: list[_Prepared], sd: float) -> int:
+    """The FFT length of a window of WINDOW_SDS tilted deviations (plus the widest factor) on either side of
+    the mean; ValueError past MAX_FFT."""
+    spread = max(int(p.j[-1] - p.j[0]) if p.j.size else 0 for p in prepared)
+    half = int(math.ceil(WINDOW_SDS * sd)) + spread + 8
+    n = 1 << (2 * half).bit_length()
+    if n > MAX_FFT:
+        raise ValueError(f"the composed privacy loss spreads over {2 * half:,} grid points (more than the {MAX_FFT:,} "
+                         "of one FFT): use a larger value_discretization_interval, or fewer compositions")
+    return n
+
+
+def window_size(factors: list[Factor]) -> int:
+    """The FFT length of the untilted composition (ValueError when it would not fit): the check that a plan
+    can be evaluated, made when it is composed."""
+    prepared = [_Prepared(f) for f in factors]
+    var = sum(p.count * p.moments(0.0)[2] for p in prepared)
+    return _fft_length(prepared, math.sqrt(max(var, 0.0)))
+
+
+def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, int] | None = None) -> Tilted:
+    """The composition of ``factors`` tilted by e^{t j} per grid index j (see the module for what it certifies).
+    ``rtol``: the relative error allowance of each factor's entries; ``window``: (first index, FFT length)
+    instead of the one centred on the tilted mean."""
+    prepared = [_Prepared(f) for f in factors]
+    stats = [_log_mgf(p.log_v, p.j, t) for p in prepared]
+    log_zs = [st[0] for st in stats]
+    mean = float(sum(p.count * st[1] for p, st in zip(prepared, stats)))
+    sd = math.sqrt(max(float(sum(p.count * st[2] for p, st in zip(prepared, stats))), 0.0))
+    if window is None:
+        n = _fft_length(prepared, sd)
+        s_lo = int(round(mean)) - n // 2
+    else:
+        s_lo, n = window
+    # each factor's tilted vector placed so that the composed index s sits at (s - s_lo) mod n
+    spectrum = np.ones(n // 2 + 1, dtype=np.complex128)
+    gamma = np.zeros(n // 2 + 1)          # relative rounding bound of each spectral entry's powers
+    fft_err = 0.0                          # sum_i k_i |B_hat_i - B_i|_2
+    eta_max = 0.0
+    total = 0
+    rho = _rho(n)
+    for p, lz in zip(prepared, log_zs):
+        b = np.exp(p.log_v + LD(t) * p.j - lz)
+        # index j at j mod n: the cyclic convolution puts the composed index s (the sum of the factors'
+        # indices) at s mod n, which the window [s_lo, s_lo + n) reads back
+        x = np.zeros(n)
+        np.add.at(x, p.j.astype(np.int64) % n, b.astype(np.float64))
+        B = scipy.fft.rfft(x, n, workers=-1)
+        norm2 = float(np.sqrt(np.sum(x * x)))
+        dft_err = rho * math.sqrt(n) * norm2 * (1 + 1e-6)
+        fft_err += p.count * dft_err
+        eta_max = max(eta_max, dft_err)
+        r = np.abs(B)
+        with np.errstate(divide="ignore"):
+            log_r = np.log(r)
+            mag = np.exp(p.count * log_r)
+        phase = np.mod(p.count * np.angle(B), 2 * math.pi)
+        spectrum *= mag * np.exp(1j * phase)
+        # the powers' rounding: log and angle to a few ulps, each multiplied by k; the exp and the product
+        gamma += 8 * U * (p.count * (np.abs(np.nan_to_num(log_r, neginf=0.0)) + 2 * math.pi + 2) + 4)
+        total += p.count
+    c = scipy.fft.irfft(spectrum, n, workers=-1)
+    full = np.concatenate([spectrum, np.conj(spectrum[1:-1][::-1])])
+    g_full = np.concatenate([gamma, gamma[1:-1][::-1]])
+    power_err = float(np.sqrt(np.sum((g_full * np.abs(full)) ** 2))) / math.sqrt(n)
+    exponent = total * eta_max * (1 + 1e-6)
+    growth = math.exp(exponent) if exponent < 700 else math.inf   # (1 + eta)^K; inf: nothing certified
+    err2 = rho * float(np.sqrt(np.sum(c * c))) * (1 + 2 * rho) + growth * fft_err / math.sqrt(n) * 1.0 + power_err
+    err2 += U * float(np.sqrt(np.sum(c * c)))                 # the clipping below moves no entry away from c_N
+    s = np.arange(s_lo, s_lo + n, dtype=np.int64)
+    c = np.maximum(c[s % n], 0.0)
+    log_zs64 = [p.moments(t)[0] for p in prepared]
+    below = _chernoff(prepared, t, log_zs64, float(s_lo), False, sd)
+    above = _chernoff(prepared, t, log_zs64, float(s_lo + n), True, sd)
+    # the factors' own rounding, the conversion to double and the long-double normalisers (n ulps each)
+    u_ld = float(np.finfo(LD).eps)
+    log_rel = total * math.log1p(rtol + 2 * U + max(p.j.size for p in prepared) * u_ld)
+    rel = math.expm1(log_rel) if log_rel < 700 else math.inf
+    return Tilted(t, LD(sum(p.count * lz for p, lz in zip(prepared, log_zs))), s, c, err2, below + above, below,
+                  above, rel, mean, sd)
+
+
+def compose_shifted(factors: list[Factor], like: Tilted, shift: float, rtol: float) -> Tilted:
+    """The composition tilted by ``like.t + shift`` on ``like``'s window (the Q-masses of a pair beside the
+    P-masses: Q = P e^{-L} makes the tilt ``t + Delta`` per index put them in the same place)."""
+    return compose(factors, t=like.t + shift, rtol=rtol, window=(int(like.s[0]), int(like.s.size)))

@@ -1,0 +1,231 @@
+"""The two ends of delta(eps) of a composed plan, read off tilted compositions (docs/accuracy.md, "Composition
+without the floor").
+
+The plan is a list of ``(leaf, count)``: uncomposed PLDs, each taken ``count`` times.  Per order of the pair
+(P || Q, and the mirror Q || P) and per eps:
+
+* **upper end** -- the dominating pairs' atoms (losses exactly on the grid, Q = P e^{-L}) composed with the
+  tilt whose tilted mean sits at eps: ``sum_{L > eps} P_L (1 - e^{eps - L})`` from the computed masses, plus
+  every certified error of ppk.pld._tilted (the FFT's 2-norm error times the 2-norm of the untilting
+  weights, the tilted mass beyond the window times the largest weight there), times ``1 + rel``, plus the
+  composed mass at +inf (distinguishing events and the builders' cut-off tails);
+* **lower end** -- the buckets' P- and Q-masses per composed label (the true pair garbled by label, so its
+  delta is below the truth), ``sum_K (P_K - e^eps Q_K)`` over the labels whose computed loss exceeds eps,
+  minus every error bound (P lower, Q upper), plus the composed mass of distinguishing events.
+
+A tilt serves the eps within ``COVER_SDS`` tilted deviations of its mean; :class:`PlanCurve` keeps the tilts it
+has made, so a search over eps (``get_epsilon_for_delta``) makes two or three.  Everything is summed in long
+double relative to a reference weight per tilt, so deltas far below 1e-300 stay representable; the results
+are natural logs.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from . import _tilted
+from ._masses import _MASS_RTOL, LD
+
+#: eps read off one tilt: those whose grid index lies within this many tilted standard deviations of
+#: the tilted mean (masses there are within e^-4.5 of its peak: the FFT's error stays ~1e-14 of them).
+COVER_SDS = 3.0
+_T_MAX_LOSS = 1e5      # the largest tilt, per unit of loss ...
+_T_MAX_SPAN = 4000.0   # ... and per window: e^{t n} (and its square) stays inside the long-double range
+_TRUST = 16.0          # a label enters the lower end when both its masses exceed this many error bounds
+
+
+def _union_log(ms: Sequence[tuple[float, int]]) -> LD:
+    """log of 1 - prod (1 - m_i)^{k_i}: the mass of 'some component is at this infinity'."""
+    acc = LD(0)
+    for m, k in ms:
+        if m >= 1:
+            return LD(0)
+        acc += LD(k) * np.log1p(-LD(m))
+    with np.errstate(divide="ignore"):
+        return np.log(-np.expm1(acc)) if acc < 0 else LD(-np.inf)
+
+
+def _lse(a: Any, b: Any) -> Any:
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        m = np.maximum(a, b)
+        m = np.where(np.isfinite(m), m, LD(0))
+        return m + np.log(np.exp(a - m) + np.exp(b - m))
+
+
+def _log_or_minus_inf(x: Any, ref: Any) -> Any:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(x > 0, np.log(np.maximum(x, LD(0))) + ref, LD(-np.inf))
+
+
+class _UpperTilt:
+    """One tilt of the atoms, with the suffix sums that read the upper end at any eps."""
+
+    def __init__(self, tl: _tilted.Tilted, dx: float):
+        self.tl, self.dx = tl, dx
+        lw = tl.log_weight()
+        self.ref = lw[int(np.argmax(tl.c))]
+        with np.errstate(over="ignore"):
+            w = np.exp(lw - self.ref)                 # untilting weights relative to e^ref
+        # a weight beyond the long-double range (far left of a steep tilt): every eps whose sum reaches it
+        # gets the trivial upper end 1 (counted, never dropped)
+        self.huge = _suffix(np.isinf(w).astype(LD)) > 0
+        w = np.where(np.isinf(w), LD(0), w)
+        cw = tl.c.astype(LD) * w
+        loss = tl.s.astype(LD) * LD(dx)
+        self.s_p, self.s_pe, self.s_w2 = _suffix(cw), _suffix(cw * np.exp(-loss)), _suffix(w * w)
+        self.beyond = LD(tl.above) * np.exp(lw[-1] - self.ref - LD(tl.t))   # masses from the window's end on
+        self.edges = tl.s.astype(np.float64) * dx
+
+    def log_upper(self, eps: npt.NDArray[np.float64]) -> npt.NDArray[np.longdouble]:
+        tl = self.tl
+        e = eps.astype(LD)
+        j = np.searchsorted(self.edges, eps, side="right")      # the first atom with loss > eps
+        with np.errstate(over="ignore", invalid="ignore"):
+            value = np.maximum(self.s_p[j] - np.exp(e) * self.s_pe[j], LD(0))
+        err = _scaled(tl.err2, np.sqrt(self.s_w2[j]))
+        # eps left of the window: the masses between eps and the window weigh at most e^{-t eps/dx} each
+        gap = np.where(j == 0, LD(tl.below) * np.exp(tl.log_z - LD(tl.t) * (e / LD(self.dx)) - self.ref), LD(0))
+        base = value + err + self.beyond + gap
+        out = _log_or_minus_inf(base + _scaled(tl.rel, base), self.ref)
+        return np.where(self.huge[j], LD(0), out)
+
+
+class _LowerTilt:
+    """One tilt of the buckets' P- and Q-masses (on one window), sorted by each label's computed loss."""
+
+    def __init__(self, tp: _tilted.Tilted, tq: _tilted.Tilted):
+        lwp, lwq = tp.log_weight(), tq.log_weight()
+        self.ref = lwp[int(np.argmax(tp.c))]
+        with np.errstate(over="ignore"):
+            wp, wq = np.exp(lwp - self.ref), np.exp(lwq - self.ref)
+        # the labels whose two masses stand clear of the FFT's error (each entry is within err2 of the
+        # aliased truth): there the computed loss says which side of eps a label lies on.  Any subset of
+        # labels gives a lower end, so leaving out the others is safe; their masses are near the noise.
+        trusted = (tp.c > _TRUST * (tp.err2 + tp.alias)) & (tq.c > _TRUST * tq.err2) & np.isfinite(wp) & np.isfinite(wq)
+        a, b = tp.c[trusted].astype(LD) * wp[trusted], tq.c[trusted].astype(LD) * wq[trusted]
+        ell = np.log(a) - np.log(b)
+        by = np.argsort(-ell, kind="stable")          # labels by their computed loss, largest first
+        self.neg_ell = (-ell[by]).astype(np.float64)
+
+        def prefix(x: npt.NDArray[np.longdouble]) -> npt.NDArray[np.longdouble]:
+            return np.concatenate([np.zeros(1, dtype=LD), np.cumsum(x[by])])
+        self.sp, self.sq = prefix(a), prefix(b)
+        self.sp2, self.sq2 = prefix(wp[trusted] ** 2), prefix(wq[trusted] ** 2)
+        self.err_p, self.err_q = LD(tp.err2 + tp.alias), LD(tq.err2)
+        self.rel = LD(max(tp.rel, tq.rel))
+
+    def log_lower(self, eps: npt.NDArray[np.float64], log_q_cut: LD) -> npt.NDArray[np.longdouble]:
+        j = np.searchsorted(self.neg_ell, -eps, side="left")      # the labels with computed loss > eps
+        with np.errstate(over="ignore", invalid="ignore"):
+            ee = np.exp(eps.astype(LD))
+            value = self.sp[j] - ee * self.sq[j]
+            err = (_scaled(self.err_p, np.sqrt(self.sp2[j])) + ee * _scaled(self.err_q, np.sqrt(self.sq2[j]))
+                   + _scaled(self.rel, self.sp[j] + ee * self.sq[j]) + ee * np.exp(log_q_cut - self.ref))
+            return _log_or_minus_inf(value - err, self.ref)
+
+
+def _scaled(bound: Any, norm: Any) -> Any:
+    """bound * norm, 0 where the norm is 0 (an infinite bound over no entry moves nothing)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(norm > 0, LD(bound) * norm, LD(0))
+
+
+def _suffix(x: npt.NDArray[np.longdouble]) -> npt.NDArray[np.longdouble]:
+    """Suffix sums, one longer (the last is 0), summed from the small end."""
+    return np.concatenate([np.cumsum(x[::-1])[::-1], np.zeros(1, dtype=LD)])
+
+
+class _OrderCurve:
+    """Both ends of one order of the plan's pair, with the tilts made so far."""
+
+    def __init__(self, plan: Sequence[tuple[Any, int]], order: int, dx: float):
+        self.dx = dx
+        self.atoms, self.bp, self.bq = [], [], []
+        m_up, m_true, q_cut = [], [], []
+        self.label_shift = 0.0          # a composed bucket's label lies about half the summed widths above its losses
+        for leaf, k in plan:
+            a, b = leaf._atoms, leaf._buckets
+            fa = _tilted.Factor(a.p if order == 0 else a.q, a.offset, k)
+            fp, fq = _tilted.Factor(b.p, b.offset, k), _tilted.Factor(b.q, b.offset, k)
+            if order == 1:                  # the mirror: P' = Q, Q' = P, losses negated
+                fa, fp, fq = fa.mirrored(), fq.mirrored(), fp.mirrored()
+            self.atoms.append(fa)
+            self.bp.append(fp)
+            self.bq.append(fq)
+            self.label_shift += k * b.width / 2
+            inf = float(leaf.infinity_mass_upper if order == 0 else leaf.infinity_mass_lower)
+            cut_up = float(a.overflow_p if order == 0 else a.overflow_q)
+            m_up.append((min(1.0, (inf + cut_up) * (1 + 1e-15)), k))
+            m_true.append((inf * (1 - 1e-15), k))
+            q_cut.append((min(1.0, float(b.overflow_q if order == 0 else b.overflow_p) * (1 + 1e-15)), k))
+        self.log_inf_up, self.log_inf_true, self.log_q_cut = _union_log(m_up), _union_log(m_true), _union_log(q_cut)
+        self._pa = [_tilted._Prepared(f) for f in self.atoms]
+        self._pb = [_tilted._Prepared(f) for f in self.bp]
+        self.t_max = min(_T_MAX_LOSS * dx, _T_MAX_SPAN / _tilted.window_size(self.atoms))
+        self.upper_tilts: list[tuple[float, float, _UpperTilt]] = []
+        self.lower_tilts: list[tuple[float, float, _LowerTilt]] = []
+
+    @staticmethod
+    def _cover(tilts: list, index: float) -> Any:
+        return next((entry for entry in tilts if entry[0] <= index <= entry[1]), None)
+
+    @staticmethod
+    def _range(tl: _tilted.Tilted) -> tuple[float, float]:
+        half = COVER_SDS * max(tl.sd, 1.0)
+        return (-np.inf if tl.t == 0 else tl.mean - half), tl.mean + half
+
+    def _upper_tilt(self, index: float) -> tuple[float, float, _UpperTilt]:
+        entry = self._cover(self.upper_tilts, index)
+        if entry is None:
+            tl = _tilted.compose(self.atoms, t=_tilted.saddle(self._pa, index, self.t_max), rtol=_MASS_RTOL)
+            entry = (*self._range(tl), _UpperTilt(tl, self.dx))
+            self.upper_tilts.append(entry)
+        return entry
+
+    def _lower_tilt(self, index: float) -> tuple[float, float, _LowerTilt]:
+        entry = self._cover(self.lower_tilts, index)
+        if entry is None:
+            tp = _tilted.compose(self.bp, t=_tilted.saddle(self._pb, index, self.t_max), rtol=_MASS_RTOL)
+            tq = _tilted.compose_shifted(self.bq, tp, self.dx, _MASS_RTOL)
+            entry = (*self._range(tp), _LowerTilt(tp, tq))
+            self.lower_tilts.append(entry)
+        return entry
+
+    def _by_tilt(self, eps: npt.NDArray[np.float64], shift: float, get: Any, read: Any) -> npt.NDArray[np.longdouble]:
+        out = np.full(eps.shape, -np.inf, dtype=LD)
+        index = eps / self.dx + shift
+        todo = np.argsort(index)
+        while todo.size:
+            lo, hi, tilt = get(float(index[todo[0]]))
+            # the first eps left is served (its tilt was made for it), and every other one in the cover
+            mine = (index[todo] >= lo) & (index[todo] <= hi)
+            mine[0] = True
+            out[todo[mine]] = read(tilt, eps[todo[mine]])
+            todo = todo[~mine]
+        return out
+
+    def log_upper(self, eps: npt.NDArray[np.float64]) -> npt.NDArray[np.longdouble]:
+        vals = self._by_tilt(eps, 0.0, self._upper_tilt, lambda t, e: t.log_upper(e))
+        return _lse(vals, self.log_inf_up)
+
+    def log_lower(self, eps: npt.NDArray[np.float64]) -> npt.NDArray[np.longdouble]:
+        vals = self._by_tilt(eps, self.label_shift, self._lower_tilt, lambda t, e: t.log_lower(e, self.log_q_cut))
+        return _lse(vals, self.log_inf_true)
+
+
+class PlanCurve:
+    """The bracket of a plan's delta(eps), max over both orders, with its tilts kept for later reads."""
+
+    def __init__(self, plan: Sequence[tuple[Any, int]], dx: float):
+        self.orders = [_OrderCurve(plan, order, dx) for order in (0, 1)]
+
+    def log_upper(self, eps: npt.NDArray[np.float64]) -> npt.NDArray[np.longdouble]:
+        return np.minimum(np.maximum(*(o.log_upper(eps) for o in self.orders)), LD(0))
+
+    def log_ends(self, eps: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.longdouble], npt.NDArray[np.longdouble]]:
+        """(log lower, log upper) at every eps."""
+        up = self.log_upper(eps)
+        lo = np.maximum(*(o.log_lower(eps) for o in self.orders))
+        return np.minimum(lo, up), up
