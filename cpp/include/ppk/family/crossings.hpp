@@ -100,7 +100,7 @@ class FamilyCrossings {
   Value loss(real o, std::int64_t d, real eps) const {
     const real a = sums_.log_density(o, static_cast<real>(d)), b = sums_.log_density(o, 0);
     if (a == -kInf && b == -kInf) return {kNaN, kInf};
-    return {a - b - eps, sums_.error(a) + sums_.error(b)};
+    return {a - b - eps, sums_.density_error(a) + sums_.density_error(b)};
   }
 
   // the sign changes of c_k = w_{k-d} - e^eps w_k; for the Gaussian on a window no wider than 2 sigma at
@@ -151,7 +151,8 @@ class FamilyCrossings {
       if (std::fabs(v0.f) > v0.err && std::fabs(v1.f) > v1.err && (v0.f > 0) != (v1.f > 0)) {
         const real d_loss = std::max(std::fabs(v0.f) + v0.err, std::fabs(v1.f) + v1.err);
         const real log_expm1 = d_loss < 30 ? std::log(std::expm1(d_loss)) : d_loss;
-        const real slack = sums_.log_sup_density(root - w, root + w, 0) + eps + std::log(2 * w) + log_expm1;
+        const real sup = sums_.log_sup_density(root - w, root + w, 0);
+        const real slack = sup + sums_.density_error(sup) + eps + std::log(2 * w) + log_expm1;
         return Bracket{root - w, root + w, slack};
       }
     }
@@ -190,8 +191,8 @@ class FamilyCrossings {
   real cell_bound(real x0, real x1, std::int64_t d, real eps) const {
     real lp = sums_.log_sup_density(x0, x1, static_cast<real>(d));
     real lq = sums_.log_inf_density(x0, x1, 0);
-    lp += sums_.error(lp);
-    lq -= sums_.error(lq);
+    lp += sums_.density_error(lp);
+    lq -= sums_.density_error(lq);
     return eps + lq < lp ? log_sub_exp(lp, eps + lq) : -kInf;
   }
 
@@ -236,7 +237,7 @@ class FamilyCrossings {
     }
   }
 
-  DirectSums sums_;
+  DirectSums<true> sums_;
   const AddedLaw& law_;
   double scale_d_;
 };

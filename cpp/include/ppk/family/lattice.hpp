@@ -130,7 +130,7 @@ class FamilyLattice {
   }
 
  private:
-  DirectSums sums_;
+  DirectSums<false> sums_;
   const AddedLaw& law_;
   double scale_d_;
 };
