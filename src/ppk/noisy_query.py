@@ -15,38 +15,34 @@ computed by one of four paths (``docs/natural-noise.md`` has the proofs):
   is monotone in the output, the optimal set is a half-line (a threshold on the lattice for discrete
   noise), and ``delta = A - e^eps B`` at the root, with a bracket-certified upper bound.
 * ``"lattice sum"`` -- no added noise, or discrete noise with natural noise that is not log-concave:
-  ``sum_o (P(o) - e^eps Q(o))_+`` over the exact pmf of ``X + Z`` (direct long-double convolution).
+  ``sum_o (P(o) - e^eps Q(o))_+`` over the pmf of ``X + Z``, each value summed directly over the window
+  on the outputs where the loss can cross eps, and one difference of tails beyond them.
 * ``"crossings"`` -- continuous noise with natural noise that is not log-concave (mixtures, U-shaped
   beta-binomials, arbitrary pmfs): every crossing of the loss with eps is located and the intervals
   are summed.  Both noises are totally positive kernels, so the number of crossings is at most the
-  number of sign changes of ``w_{k-d} - e^eps w_k``; when that many are found the upper bound is
-  certified, otherwise it falls back to a bound by post-processing.
+  number of sign changes of ``w_{k-d} - e^eps w_k``; when that many are found (or the rest of the line
+  is proven negative cell by cell) the upper bound is certified, otherwise it falls back to a bound by
+  post-processing.
 
+All but the counting kernel run in C++ in long double (``ppk._family``, ``cpp/include/ppk/family/``).
 Every path works on windows of the natural noise's pmf holding all values within ``e^-depth`` of its
 mode; the mass left out enters the upper bound, and the depth grows until it is negligible.
 
 Where delta is tiny (large eps sigma^2 / d) the optimal set lies far beyond the window: for the
 Gaussian laws every crossing of the loss with eps lies within ``eps sigma^2 / d + d/2`` plus the
-window's span (the loss is an average of the termwise ratios, :func:`_crossing_range`), and the root
-search and the crossings' grid go there; the Laplace laws' loss is at most ``d / b``.  The tails' sums
-then have logs of thousands or millions, and the rounding allowance of the bounds grows with them.
-What holds (``log_delta_upper`` always; ``log_delta`` as stated):
+window's span (the loss is an average of the termwise ratios: ``crossing_span`` in
+``ppk/family/lattice.hpp``), and the root search, the lattice sum and the crossings' grid go there;
+the Laplace laws' loss is at most ``d / b``.  What holds (``log_delta_upper`` always; ``log_delta``
+as stated):
 
 * ``log_delta_upper >= log delta``, finite unless delta is exactly 0, at least ``-1.8e308``.
-* On the threshold path (C++, long double: ``ppk._family``) ``log_delta`` is within 1e-12 relative of
-  delta above 1e-300 and 1e-14 of ``|log delta|`` below, and a binomial's windows deepen to its whole
-  support.  On the other paths (the Python engine, ``ppk._family_engine``):
-* ``log_delta <= log_delta_upper``.  Within 1e-9 of ``log delta`` where the window's slack is
-  negligible and the sums' logs are small (``|log delta|`` up to about 1,000); beyond, its error
-  grows with the logs' rounding (about ``1e-16 |log A| A / delta``, ``A`` the optimal set's mass
-  under the shifted law) and stays within ``log_delta_upper - log_delta``, which holds that rounding:
-  at e^-7815 (1,000 rows, sigma = 30, eps = 4) 2e-9 against a gap of 6e-8, at e^-1.1e6 (eps = 50)
-  8e-6 against 1e-4 (measured against the counting kernel and a 50-digit oracle).
+* ``log_delta <= log_delta_upper``, within 1e-12 relative of delta above 1e-300 and 1e-14 of
+  ``|log delta|`` below (measured against 40-digit oracles from the definition on all three family
+  paths) where the window's slack is negligible; a binomial's windows deepen to its whole support.
 * Where the windows cannot resolve delta -- the deepest (``e^-DEPTH_MAX``) leaves out more than
-  delta of a natural noise wider than that around its mode, or on the lattice-sum path, whose windows
-  trim the added noise too, about ``e^-2000`` -- or ``|log delta| > 5e11``, ``log_delta`` is reported
-  equal to the bound (pessimistic; the closed-form caps of :meth:`NoisyQuery._cap` keep it near the
-  added noise's own delta: e^-7212 for 1e4 rows, sigma = 30, eps = 4, where delta is e^-13243).
+  delta of a natural noise other than the binomial -- or ``|log delta| > 5e11``, ``log_delta`` is
+  reported equal to the bound (pessimistic; the closed-form caps of :meth:`NoisyQuery._cap` keep it
+  near the added noise's own delta).
 """
 from __future__ import annotations
 
@@ -101,8 +97,8 @@ class NoisyQuery(PrivacyCurve):
     Notes
     -----
     ``log_delta_upper`` is a certified upper bound of ``log delta`` however small delta is (finite
-    unless delta is exactly 0); ``log_delta`` never exceeds it and is within 1e-9 of the truth down to
-    ``|log delta|`` of about 1,000, beyond that within the gap between the two (the module's docstring
+    unless delta is exactly 0); ``log_delta`` never exceeds it and is within 1e-12 relative of delta
+    above 1e-300, 1e-14 of ``|log delta|`` below, where the windows resolve it (the module's docstring
     says what holds where).
 
     Examples
@@ -132,8 +128,8 @@ class NoisyQuery(PrivacyCurve):
                 raise ValueError("shifts must name at least one shift")
             self.sensitivity = self.shifts[-1]
         if isinstance(added, Gaussian) and added.sigma < MIN_SCALE and not self._counting_kernel:
-            # the counting kernel is exact at every sigma > 0; the other paths sum in double precision on
-            # windows, where a smaller noise is none on integer data
+            # the counting kernel is exact at every sigma > 0; the other paths scan and bracket the output
+            # line at the noise's scale, and a smaller noise is none on integer data
             raise ValueError(f"sigma must be >= {MIN_SCALE:g} for this natural noise and sensitivity (a smaller "
                              f"noise is none on integer data: use NoNoise()), got {added.sigma!r}")
         self._windows: dict[float, Window] = {}
