@@ -139,6 +139,21 @@ def analytic_gaussian_log_delta_upper(*, sigma: float, eps: float, sensitivity: 
     return _kernels.gaussian_log_delta_upper(sigma=sigma, eps=eps, sensitivity=sensitivity)
 
 
+def analytic_gaussian_log_delta_bracket(*, sigma: float, eps: npt.ArrayLike, sensitivity: float = 1.0
+                                        ) -> tuple[FloatArray, FloatArray]:
+    """Certified ``(lower, upper)`` natural logs of the Gaussian mechanism's delta at every eps: the closed
+    form's long-double value minus and plus its bounded rounding (the upper end is
+    :func:`analytic_gaussian_log_delta_upper`'s, vectorised)."""
+    sigma = real("sigma", sigma, minimum=0.0)
+    sensitivity = _sensitivity(sensitivity)
+    flat, _ = real_array("eps", eps, minimum=0.0)
+    curve = _kernels.gaussian_curve(sigma=sigma, eps=flat, sensitivity=sensitivity)
+    est, up = curve.log_delta.astype(np.float64), curve.log_delta_upper.astype(np.float64)
+    with np.errstate(invalid="ignore"):
+        lo = np.where(np.isfinite(up), est - (up - est), est)
+    return lo.reshape(np.shape(eps)), up.reshape(np.shape(eps))
+
+
 @overload
 def analytic_gaussian_delta(*, sigma: float, eps: float, sensitivity: float = 1.0) -> float: ...
 @overload

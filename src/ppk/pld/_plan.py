@@ -16,6 +16,9 @@ from __future__ import annotations
 import math
 from typing import Any, Sequence
 
+import numpy as np
+
+from ..baselines import analytic_gaussian_epsilon, analytic_gaussian_log_delta_bracket
 from . import _tilted
 from ._masses import LD
 from ._tilted_bracket import PlanCurve
@@ -74,11 +77,13 @@ class Plan:
         return rest
 
     def curve(self, cls: Any) -> Any:
-        """The plan's bracket reader (its tilts kept between calls): a PlanCurve, or the one leaf itself when
-        the plan is a single leaf taken once (Gaussian runs merged into one mechanism): its bracket is exact."""
+        """The plan's bracket reader (``log_ends(eps)``, ``log_upper(eps)``; its tilts kept between calls): a
+        PlanCurve, or the closed form when every leaf is a Gaussian mechanism (one Gaussian: exact)."""
         if self._curve is None:
-            factors = self.evaluated(cls)
-            self._curve = factors[0][0] if len(factors) == 1 and factors[0][1] == 1 else PlanCurve(factors, self.dx)
+            if all(leaf._gaussian_mu is not None for leaf, _ in self.factors):
+                self._curve = _GaussianCurve(math.sqrt(sum(k * leaf._gaussian_mu ** 2 for leaf, k in self.factors)))
+            else:
+                self._curve = PlanCurve(self.evaluated(cls), self.dx)
         return self._curve
 
     def check_size(self) -> None:
@@ -87,3 +92,24 @@ class Plan:
                    if leaf._gaussian_mu is None]
         if factors:
             _tilted.window_size(factors)
+
+
+class _GaussianCurve:
+    """A plan of Gaussian mechanisms: one Gaussian mechanism of s / sigma = mu, in closed form (certified)."""
+
+    def __init__(self, mu: float):
+        self.mu = mu
+
+    def log_ends(self, eps: Any) -> tuple[Any, Any]:
+        # mu is a sum of rounded squares: delta grows with mu, so the ends are taken a few ulps either side
+        lo = analytic_gaussian_log_delta_bracket(sigma=1.0 / (self.mu * (1 - 1e-15)), eps=eps)[0]
+        up = analytic_gaussian_log_delta_bracket(sigma=1.0 / (self.mu * (1 + 1e-15)), eps=eps)[1]
+        return np.minimum(lo, up).astype(LD), np.minimum(up, 0.0).astype(LD)
+
+    def log_upper(self, eps: Any) -> Any:
+        return self.log_ends(eps)[1]
+
+    def epsilon_bracket(self, log_delta: float) -> tuple[float, float]:
+        """(lo, hi) around the smallest eps whose certified upper end is <= e^log_delta (closed form)."""
+        e = analytic_gaussian_epsilon(sigma=1.0 / (self.mu * (1 + 1e-15)), delta=math.exp(log_delta))
+        return (0.0, 0.0) if e == 0.0 else (e * (1 - 1e-9), e)

@@ -19,7 +19,8 @@ What is certified (:class:`Tilted`): for the tilted composition ``c`` and the co
 
 * ``|c_hat - c_N|_2 <= err2``, ``c_N`` the cyclic (aliased) exact composition: the FFT's rounding (Higham's
   bound, as in ``_convolution``), carried through the powers ``B^k`` (``|prod B_hat^k - prod B^k| <=
-  (1 + eta)^{K-1} sum k_i |B_hat_i - B_i|`` for ``|B| <= 1``) and the powers' own rounding;
+  sum k_i |B_hat_i - B_i|`` once every computed ``B_hat`` is projected onto the unit disk, where the exact
+  transform of a probability vector lies) and the powers' own rounding;
 * ``0 <= c_N - c`` entry by entry, summing to at most ``alias`` (the tilted mass outside the window, which
   wraps around; a Chernoff bound from the tilted factors' generating functions);
 * the tilted mass left of the window and right of it, each at most ``below`` / ``above`` (Chernoff);
@@ -47,18 +48,6 @@ WINDOW_SDS = 16.0
 MAX_FFT = 1 << 24
 
 
-@dataclass(frozen=True)
-class Factor:
-    """A mass vector on grid indices ``offset, offset + 1, ...`` taken ``count`` times."""
-
-    v: npt.NDArray[np.longdouble]
-    offset: int
-    count: int
-
-    def mirrored(self) -> "Factor":
-        return Factor(self.v[::-1].copy(), -(self.offset + self.v.size - 1), self.count)
-
-
 def _log_mgf(log_v: npt.NDArray, j: npt.NDArray, t: float) -> tuple[Any, Any, Any]:
     """log sum_j v_j e^{t j}, and the mean and variance of j under the tilted law (in the arrays' precision)."""
     x = log_v + j.dtype.type(t) * j
@@ -70,17 +59,21 @@ def _log_mgf(log_v: npt.NDArray, j: npt.NDArray, t: float) -> tuple[Any, Any, An
     return top + np.log(s), mean, var
 
 
-class _Prepared:
-    """A factor's logs, ready for tilts (long double for the normaliser, double for searches and bounds)."""
+class Factor:
+    """A mass vector ``v`` on grid indices ``offset, offset + 1, ...`` taken ``count`` times, with its logs
+    ready for tilts (long double for the normaliser, double for searches and bounds)."""
 
-    def __init__(self, f: Factor):
+    def __init__(self, v: npt.NDArray[np.longdouble], offset: int, count: int):
+        self.v, self.offset, self.count = v, int(offset), int(count)
         with np.errstate(divide="ignore"):
-            log_v = np.log(f.v.astype(LD))
+            log_v = np.log(v.astype(LD))
         keep = np.isfinite(log_v)
-        self.j = (f.offset + np.arange(f.v.size)).astype(LD)[keep]
+        self.j = (self.offset + np.arange(v.size)).astype(LD)[keep]
         self.log_v = log_v[keep]
         self.j64, self.log_v64 = self.j.astype(np.float64), self.log_v.astype(np.float64)
-        self.count = f.count
+
+    def mirrored(self) -> "Factor":
+        return Factor(self.v[::-1].copy(), -(self.offset + self.v.size - 1), self.count)
 
     def moments(self, t: float) -> tuple[float, float, float]:
         """(log mgf, mean, variance) at tilt t in double precision (searches and Chernoff bounds)."""
@@ -88,7 +81,7 @@ class _Prepared:
         return float(lm), float(mean), float(var)
 
 
-def saddle(prepared: list[_Prepared], target_index: float, t_max: float) -> float:
+def saddle(prepared: list[Factor], target_index: float, t_max: float) -> float:
     """The tilt ``t`` (per grid index, >= 0) at which the composed tilted mean is ``target_index``; 0 when the
     untilted mean already reaches it, ``t_max`` when even that tilt falls short.  Any tilt is valid (the
     errors are certified for the one used); this one makes the masses near ``target_index`` the bulk."""
@@ -135,7 +128,7 @@ class Tilted:
         return self.log_z - LD(self.t) * self.s.astype(LD)
 
 
-def _chernoff(prepared: list[_Prepared], t: float, log_zs: list[float], edge: float, right: bool, sd: float) -> float:
+def _chernoff(prepared: list[Factor], t: float, log_zs: list[float], edge: float, right: bool, sd: float) -> float:
     """A bound on the tilted composed mass beyond ``edge`` (right: >= edge; left: < edge): the least of
     exp(K(th) - th edge) over a few th, K the tilted law's cumulant generating function (in double: its
     rounding, ~1e-13 of the logs' sizes, is covered by the slack in the exponent)."""
@@ -150,11 +143,12 @@ def _chernoff(prepared: list[_Prepared], t: float, log_zs: list[float], edge: fl
     return best
 
 
-def _fft_length(prepared: list[_Prepared], sd: float) -> int:
-    """The FFT length of a window of WINDOW_SDS tilted deviations (plus the widest factor) on either side of
-    the mean; ValueError past MAX_FFT."""
-    spread = max(int(p.j[-1] - p.j[0]) if p.j.size else 0 for p in prepared)
-    half = int(math.ceil(WINDOW_SDS * sd)) + spread + 8
+def _fft_length(prepared: list[Factor], sd: float) -> int:
+    """The FFT length of a window of WINDOW_SDS tilted deviations on either side of the mean; ValueError
+    past MAX_FFT.  A factor wider than the window needs no room of its own: folding its vector mod n before
+    the transform folds the composed law the same way (the fold commutes with convolution), so whatever lies
+    outside the window is the composed mass that aliases, which the Chernoff bounds count."""
+    half = int(math.ceil(WINDOW_SDS * sd)) + 64
     n = 1 << (2 * half).bit_length()
     if n > MAX_FFT:
         raise ValueError(f"the composed privacy loss spreads over {2 * half:,} grid points (more than the {MAX_FFT:,} "
@@ -165,7 +159,7 @@ def _fft_length(prepared: list[_Prepared], sd: float) -> int:
 def window_size(factors: list[Factor]) -> int:
     """The FFT length of the untilted composition (ValueError when it would not fit): the check that a plan
     can be evaluated, made when it is composed."""
-    prepared = [_Prepared(f) for f in factors]
+    prepared = factors
     var = sum(p.count * p.moments(0.0)[2] for p in prepared)
     return _fft_length(prepared, math.sqrt(max(var, 0.0)))
 
@@ -174,7 +168,7 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
     """The composition of ``factors`` tilted by e^{t j} per grid index j (see the module for what it certifies).
     ``rtol``: the relative error allowance of each factor's entries; ``window``: (first index, FFT length)
     instead of the one centred on the tilted mean."""
-    prepared = [_Prepared(f) for f in factors]
+    prepared = factors
     stats = [_log_mgf(p.log_v, p.j, t) for p in prepared]
     log_zs = [st[0] for st in stats]
     mean = float(sum(p.count * st[1] for p, st in zip(prepared, stats)))
@@ -188,7 +182,6 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
     spectrum = np.ones(n // 2 + 1, dtype=np.complex128)
     gamma = np.zeros(n // 2 + 1)          # relative rounding bound of each spectral entry's powers
     fft_err = 0.0                          # sum_i k_i |B_hat_i - B_i|_2
-    eta_max = 0.0
     total = 0
     rho = _rho(n)
     for p, lz in zip(prepared, log_zs):
@@ -201,8 +194,10 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         norm2 = float(np.sqrt(np.sum(x * x)))
         dft_err = rho * math.sqrt(n) * norm2 * (1 + 1e-6)
         fft_err += p.count * dft_err
-        eta_max = max(eta_max, dft_err)
-        r = np.abs(B)
+        # |B| <= 1 for the exact transform of a probability vector: projecting the computed one onto the
+        # unit disk moves it no further from the exact value, and keeps every power of it <= 1 (so the
+        # powers' differences add up as sum k_i |B_hat_i - B_i|, without a (1 + eta)^K growth)
+        r = np.minimum(np.abs(B), 1.0)
         with np.errstate(divide="ignore"):
             log_r = np.log(r)
             mag = np.exp(p.count * log_r)
@@ -215,9 +210,7 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
     full = np.concatenate([spectrum, np.conj(spectrum[1:-1][::-1])])
     g_full = np.concatenate([gamma, gamma[1:-1][::-1]])
     power_err = float(np.sqrt(np.sum((g_full * np.abs(full)) ** 2))) / math.sqrt(n)
-    exponent = total * eta_max * (1 + 1e-6)
-    growth = math.exp(exponent) if exponent < 700 else math.inf   # (1 + eta)^K; inf: nothing certified
-    err2 = rho * float(np.sqrt(np.sum(c * c))) * (1 + 2 * rho) + growth * fft_err / math.sqrt(n) * 1.0 + power_err
+    err2 = rho * float(np.sqrt(np.sum(c * c))) * (1 + 2 * rho) + fft_err / math.sqrt(n) + power_err
     err2 += U * float(np.sqrt(np.sum(c * c)))                 # the clipping below moves no entry away from c_N
     s = np.arange(s_lo, s_lo + n, dtype=np.int64)
     c = np.maximum(c[s % n], 0.0)

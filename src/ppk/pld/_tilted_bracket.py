@@ -20,6 +20,7 @@ are natural logs.
 """
 from __future__ import annotations
 
+import math
 from typing import Any, Sequence
 
 import numpy as np
@@ -161,8 +162,7 @@ class _OrderCurve:
             m_true.append((inf * (1 - 1e-15), k))
             q_cut.append((min(1.0, float(b.overflow_q if order == 0 else b.overflow_p) * (1 + 1e-15)), k))
         self.log_inf_up, self.log_inf_true, self.log_q_cut = _union_log(m_up), _union_log(m_true), _union_log(q_cut)
-        self._pa = [_tilted._Prepared(f) for f in self.atoms]
-        self._pb = [_tilted._Prepared(f) for f in self.bp]
+        self._pa, self._pb = self.atoms, self.bp
         self.t_max = min(_T_MAX_LOSS * dx, _T_MAX_SPAN / _tilted.window_size(self.atoms))
         self.upper_tilts: list[tuple[float, float, _UpperTilt]] = []
         self.lower_tilts: list[tuple[float, float, _LowerTilt]] = []
@@ -219,7 +219,33 @@ class PlanCurve:
     """The bracket of a plan's delta(eps), max over both orders, with its tilts kept for later reads."""
 
     def __init__(self, plan: Sequence[tuple[Any, int]], dx: float):
+        self.dx = dx
         self.orders = [_OrderCurve(plan, order, dx) for order in (0, 1)]
+
+    def epsilon_bracket(self, log_delta: float) -> tuple[float, float]:
+        """(lo, hi) with log upper(lo) > log_delta >= log upper(hi), hi - lo within one tilt's cover (so a
+        search between them makes no more tilts); (0, 0) when eps = 0 already reaches log_delta.  Starts at
+        the Gaussian guess from the untilted composition's moments and scans the cover of the tilt there."""
+        o = self.orders[0]
+        moments = [p.moments(0.0) for p in o._pa]
+        mean = sum(p.count * m[1] for p, m in zip(o._pa, moments))
+        sd = math.sqrt(max(sum(p.count * m[2] for p, m in zip(o._pa, moments)), 1.0))
+        e = max(0.0, (mean + sd * math.sqrt(2 * max(-log_delta, 1.0))) * self.dx)
+        for _ in range(200):   # each pass moves by a cover's width (a few tilted deviations) at least
+            lo, hi, _ = o._upper_tilt(e / self.dx)
+            a, b = max(0.0, lo * self.dx if math.isfinite(lo) else 0.0), max(hi * self.dx, e + self.dx)
+            grid = np.linspace(a, b, 65)
+            above = self.log_upper(grid) > log_delta
+            if above.all():
+                e = b + (b - a)
+            elif not above.any():
+                if a <= 0.0:
+                    return 0.0, 0.0
+                e = max(0.0, a - (b - a))
+            else:
+                i = int(np.argmin(above))
+                return float(grid[i - 1]), float(grid[i])
+        raise ValueError("no eps found for this delta within 200 tilts: the plan's losses reach too far")
 
     def log_upper(self, eps: npt.NDArray[np.float64]) -> npt.NDArray[np.longdouble]:
         return np.minimum(np.maximum(*(o.log_upper(eps) for o in self.orders)), LD(0))

@@ -347,10 +347,7 @@ class PrivacyLossDistribution:
     def _ends(self, eps: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.longdouble], npt.NDArray[np.longdouble]]:
         """(lower, upper) of max over both orders of delta at every eps (long double), vectorised."""
         if self._plan is not None:
-            curve = self._plan_curve()
-            if isinstance(curve, PrivacyLossDistribution):
-                return curve._ends(eps)
-            lo, up = curve.log_ends(eps)
+            lo, up = self._plan_curve().log_ends(eps)
             return np.exp(lo), np.exp(up)
         if self._sums is None:
             self._sums = _bracket.prefix_sums(self._atoms, self._buckets)
@@ -363,9 +360,8 @@ class PrivacyLossDistribution:
 
     def _upper_ld(self, eps: float) -> np.longdouble:
         """The upper end alone (a plan reads only its atoms' tilts)."""
-        curve = self._plan_curve() if self._plan is not None else None
-        if curve is not None and not isinstance(curve, PrivacyLossDistribution):
-            return np.exp(curve.log_upper(np.array([eps], dtype=np.float64))[0])
+        if self._plan is not None:
+            return np.exp(self._plan_curve().log_upper(np.array([eps], dtype=np.float64))[0])
         return self._bracket_ld(eps)[1]
 
     def _bracket_ld(self, eps: float):
@@ -406,6 +402,10 @@ class PrivacyLossDistribution:
     def get_delta_for_epsilon(self, eps: npt.ArrayLike) -> FloatArray: ...
     def get_delta_for_epsilon(self, eps: npt.ArrayLike) -> float | FloatArray:
         """delta(eps): the upper end of the bracket (``pessimistic_estimate=True``) or the lower end."""
+        if self._plan is not None and self.pessimistic_estimate:   # a plan reads only its atoms' tilts
+            flat, scalar = real_array("eps", eps, minimum=0.0)
+            up = np.exp(self._plan_curve().log_upper(flat)).astype(np.float64)
+            return float(up[0]) if scalar else up.reshape(np.shape(eps))
         lo, hi = self.delta_bracket(eps)
         return hi if self.pessimistic_estimate else lo
 
@@ -419,18 +419,20 @@ class PrivacyLossDistribution:
         f0 = excess(0.0)
         if f0 <= 0:
             return 0.0
+        lo = 0.0
         if self._plan is None:
             m = self._atoms
             k_max = max(abs(m.offset), abs(m.offset + m.p.size)) + 1
             hi = (k_max + 1) * self.value_discretization_interval
-        else:   # a plan's losses reach far; double from its tilted scale until the bound falls below delta
-            hi = max(1.0, 64 * self.value_discretization_interval)
-            while excess(hi) > 0 and hi < 1e6:
-                hi *= 2
+        else:   # a plan's losses reach far: its curve brackets eps within one tilt (or in closed form)
+            lo, hi = self._plan_curve().epsilon_bracket(math.log(delta))
+            if hi == 0.0:
+                return 0.0
+            f0 = excess(lo)
         f_hi = excess(hi)
         if f_hi > 0:
             return math.inf
-        return smallest_feasible(excess, 0.0, hi, f_lo=f0, f_hi=f_hi, rtol=1e-12).x
+        return smallest_feasible(excess, lo, hi, f_lo=f0, f_hi=f_hi, rtol=1e-12).x
 
     # ------------------------------------------------------------------ composition
     def compose(self, other: "PrivacyLossDistribution", *, independent: bool | None = None) -> "PrivacyLossDistribution":

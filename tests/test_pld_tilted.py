@@ -1,0 +1,123 @@
+"""Composition without the floor (ppk.pld._tilted, _tilted_bracket, _plan) against independent oracles:
+closed forms and exact sums in mpmath (50 digits), never the code under test.
+
+* the k-fold Gaussian is exactly the Gaussian of mu = sqrt(k) s / sigma;
+* randomized response composed with Gaussians is a binomial sum of Gaussian curves;
+* a three-outcome pair composed k times is a multinomial sum.
+"""
+from __future__ import annotations
+
+import math
+
+import mpmath as mp
+import numpy as np
+import pytest
+
+from ppk.pld import PrivacyLossDistribution as PLD
+from ppk.pld._tilted_bracket import PlanCurve
+
+mp.mp.dps = 50
+
+
+def gaussian_log_delta(mu: float, eps: float) -> float:
+    """log delta(eps) of the Gaussian pair N(0,1) vs N(mu,1): Phi(-eps/mu + mu/2) - e^eps Phi(-eps/mu - mu/2)."""
+    mu, eps = mp.mpf(mu), mp.mpf(eps)
+    return float(mp.log(mp.ncdf(-eps / mu + mu / 2) - mp.exp(eps) * mp.ncdf(-eps / mu - mu / 2)))
+
+
+def gaussian_epsilon(mu: float, delta: float) -> float:
+    return float(mp.findroot(lambda e: gaussian_log_delta(mu, e) - math.log(delta), (0.0, 200.0), solver="anderson"))
+
+
+@pytest.mark.parametrize("sigma, k", [(3.0, 100), (30.0, 1000)])
+def test_tilted_k_fold_gaussian_contains_the_closed_form_down_to_1e_minus_300(sigma, k):
+    # the tilted composition of the (unmerged) connect-the-dots pair: the plan's engine itself
+    dx = 1e-3
+    leaf = PLD.from_gaussian(sigma=sigma, value_discretization_interval=dx, log_mass_truncation_bound=-1000.0)
+    mu = math.sqrt(k) / sigma
+    eps = np.array([0.0, 0.5 * mu * mu, mu * mu, mu * mu + 3 * mu, mu * mu / 2 + 7 * mu,
+                    mu * mu / 2 + 20 * mu, mu * mu / 2 + 37 * mu])
+    lo, up = PlanCurve([(leaf, k)], dx).log_ends(eps)
+    exact = np.array([gaussian_log_delta(mu, e) for e in eps])
+    assert exact[-1] < -690                                       # delta below 1e-300 is in the grid
+    assert np.all(lo <= exact) and np.all(exact <= up), (lo - exact, up - exact)
+    # the bracket's width is the grid's, not round-off: the two pairs differ by about Delta^2/4 of loss
+    # variance per run, against 1/sigma^2 of the loss itself, which moves log delta by that fraction of it
+    width = np.expm1((up - lo).astype(float))
+    assert np.all(width < 2 * (1 - exact) * dx * dx * sigma * sigma / 4)
+
+
+def test_a_plan_of_gaussians_is_the_exact_gaussian():
+    plan = PLD.from_gaussian_mechanism(3.0, value_discretization_interval=1e-3).self_compose(100)
+    eps = np.array([0.1, 5.0, 20.78, 28.47, 120.0])
+    lo, up = plan.log_delta_bracket(eps)
+    exact = np.array([gaussian_log_delta(10 / 3, e) for e in eps])
+    assert np.all(lo <= exact) and np.all(exact <= up)
+    assert np.all(up - lo < 1e-12 * (1 - exact))
+    # two Gaussian mechanisms of different sigma compose to one (mu^2 adds)
+    mixed = PLD.from_gaussian(sigma=2.0).self_compose(3).compose(PLD.from_gaussian(sigma=5.0, sensitivity=2.0))
+    lo, up = mixed.log_delta_bracket(1.0)
+    assert lo <= gaussian_log_delta(math.sqrt(3 / 4 + 4 / 25), 1.0) <= up
+
+
+@pytest.mark.parametrize("sigma, k, delta", [(3.0, 100, 1e-6), (3.0, 100, 1e-12), (30.0, 1000, 1e-12),
+                                             (100.0, 10_000, 1e-12), (100.0, 10_000, 1e-300)])
+def test_epsilon_is_never_below_the_exact_and_within_1e_minus_3(sigma, k, delta):
+    eps = PLD.from_gaussian_mechanism(sigma, value_discretization_interval=1e-3).self_compose(k).get_epsilon_for_delta(delta)
+    exact = gaussian_epsilon(math.sqrt(k) / sigma, delta)
+    assert exact <= eps <= exact * (1 + 1e-3)
+
+
+def _rr_gaussian_log_delta(eps0: float, n_rr: int, mu: float, eps: float) -> float:
+    """Randomized response eps0 (n_rr runs) composed with a Gaussian of mu: sum over the RR losses."""
+    p = mp.exp(eps0) / (1 + mp.exp(eps0))
+    mu = mp.mpf(mu)
+    total = mp.mpf(0)
+    for j in range(n_rr + 1):
+        x = mp.mpf(eps) - (2 * j - n_rr) * mp.mpf(eps0)
+        g = mp.ncdf(-x / mu + mu / 2) - mp.exp(x) * mp.ncdf(-x / mu - mu / 2)
+        total += mp.binomial(n_rr, j) * p ** j * (1 - p) ** (n_rr - j) * g
+    return float(mp.log(total))
+
+
+def test_gaussian_and_randomized_response_plan():
+    dx, eps0 = 1e-3, 0.1
+    pe = math.exp(eps0) / (1 + math.exp(eps0))
+    rr = PLD.from_pmfs([pe, 1 - pe], [1 - pe, pe], value_discretization_interval=dx)
+    plan = PLD.from_gaussian_mechanism(10.0, value_discretization_interval=dx).self_compose(200).compose(
+        rr.self_compose(300))
+    eps = np.array([1.0, 8.0, 12.55, 40.0])
+    lo, up = plan.log_delta_bracket(eps)
+    exact = np.array([_rr_gaussian_log_delta(eps0, 300, math.sqrt(2.0), e) for e in eps])
+    assert np.all(lo <= exact) and np.all(exact <= up), (lo - exact, up - exact)
+    assert np.all(np.expm1(up - lo) < 1e-3)
+    e6 = plan.get_epsilon_for_delta(1e-6)
+    exact_e6 = float(mp.findroot(lambda e: _rr_gaussian_log_delta(eps0, 300, math.sqrt(2.0), e) - math.log(1e-6),
+                                 (12.0, 13.0), solver="anderson"))
+    assert exact_e6 <= e6 <= exact_e6 * (1 + 1e-3)
+
+
+def _binary_log_delta(p, q, k: int, eps: float) -> float:
+    """Exact delta of (P, Q)^k for two outcomes: a binomial sum over how often the first occurred."""
+    p, q = [mp.mpf(p[0]), 1 - mp.mpf(p[0])], [mp.mpf(q[0]), 1 - mp.mpf(q[0])]   # each law sums to 1 exactly
+    l1, l0 = mp.log(p[0] / q[0]), mp.log(p[1] / q[1])
+    total = mp.mpf(0)
+    for a in range(k + 1):
+        loss = a * l1 + (k - a) * l0
+        if loss > eps:
+            total += mp.binomial(k, a) * p[0] ** a * p[1] ** (k - a) * (1 - mp.exp(eps - loss))
+    return float(mp.log(total)) if total > 0 else -math.inf
+
+
+def test_lattice_pair_composed_by_exact_enumeration_far_into_the_tail():
+    # losses log 3.5 and log 0.375, off the grid and asymmetric: both orders, both ends, down to e^-294
+    p, q = [0.7, 0.3], [0.2, 0.8]
+    k = 1500
+    plan = PLD.from_pmfs(p, q, value_discretization_interval=1e-3).self_compose(k)
+    eps = np.array([300.0, 600.0, 1000.0, 1400.0, 1700.0])
+    lo, up = plan.log_delta_bracket(eps)
+    # ppk reports the larger of the two orders (Q || P: the mirrored pair)
+    exact = np.array([max(_binary_log_delta(p, q, k, e), _binary_log_delta(q, p, k, e)) for e in eps])
+    assert exact[-1] < -290
+    assert np.all(lo <= exact) and np.all(exact <= up), (lo - exact, up - exact)
+    assert np.all(np.expm1(up - lo) < 0.05)
