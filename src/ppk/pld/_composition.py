@@ -57,7 +57,7 @@ def compose(a: Any, b: Any, *, independent: bool | None, truncate: bool, eager: 
     if truncate:
         buckets.truncate(bound)
         atoms.truncate(bound)
-    out = type(a).__new__(type(a))
+    out = object.__new__(type(a))
     out.value_discretization_interval = first.value_discretization_interval
     out._install(buckets=buckets, atoms=atoms,
                  infinity_mass_upper=_union(first.infinity_mass_upper, second.infinity_mass_upper),
@@ -81,7 +81,7 @@ def self_compose(pld: Any, k: int, *, independent: bool | None) -> Any:
 
 def planned(a: Any, plan: Plan, b: Any, key: Hashable | None) -> Any:
     """A composed PLD kept as ``plan`` (its vectors composed only when asked for: :func:`materialize`)."""
-    out = type(a).__new__(type(a))
+    out = object.__new__(type(a))
     out.value_discretization_interval = plan.dx
     inf_upper, inf_lower = plan.infinity_masses()
     out._install(buckets=None, atoms=None, infinity_mass_upper=inf_upper, infinity_mass_lower=inf_lower,

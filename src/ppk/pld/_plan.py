@@ -38,7 +38,7 @@ class Plan:
             entry[1] += k
         self.factors: tuple[tuple[Any, int], ...] = tuple((leaf, k) for leaf, k in merged.values())
         self.dx = dx
-        self._curve: PlanCurve | None = None
+        self._curve: PlanCurve | _GaussianCurve | None = None
 
     @staticmethod
     def of(pld: Any) -> "Plan":

@@ -133,7 +133,7 @@ def _chernoff(prepared: list[Factor], t: float, log_zs: list[float], edge: float
     exp(K(th) - th edge) over a few th, K the tilted law's cumulant generating function (in double: its
     rounding, ~1e-13 of the logs' sizes, is covered by the slack in the exponent)."""
     best = 1.0
-    for mult in (0.25, 0.5, 1.0, 2.0, 4.0, 8.0):
+    for mult in (1.0, 2.0, 4.0, 8.0):
         th = mult * WINDOW_SDS / max(sd, 1e-300) / 4 * (1 if right else -1)
         terms = [p.count * (p.moments(t + th)[0] - lz) for p, lz in zip(prepared, log_zs)]
         k = sum(terms)

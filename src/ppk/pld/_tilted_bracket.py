@@ -61,21 +61,32 @@ def _log_or_minus_inf(x: Any, ref: Any) -> Any:
 
 
 class _UpperTilt:
-    """One tilt of the atoms, with the suffix sums that read the upper end at any eps."""
+    """One tilt of the atoms, with the suffix sums that read the upper end at any eps.
+
+    The sums run in double relative to the weight at the tilted peak (``ref``): weights below e^-350 of it
+    are counted as e^-350 (more, never less), weights above e^350 make every eps whose sum reaches them
+    answer 1 (squares stay in range); a double suffix sum of m terms is within m u of its value, which
+    ``slack`` adds."""
+
+    _CLIP = 350.0
 
     def __init__(self, tl: _tilted.Tilted, dx: float):
         self.tl, self.dx = tl, dx
         lw = tl.log_weight()
         self.ref = lw[int(np.argmax(tl.c))]
-        with np.errstate(over="ignore"):
-            w = np.exp(lw - self.ref)                 # untilting weights relative to e^ref
-        # a weight beyond the long-double range (far left of a steep tilt): every eps whose sum reaches it
-        # gets the trivial upper end 1 (counted, never dropped)
-        self.huge = _suffix(np.isinf(w).astype(LD)) > 0
-        w = np.where(np.isinf(w), LD(0), w)
-        cw = tl.c.astype(LD) * w
-        loss = tl.s.astype(LD) * LD(dx)
-        self.s_p, self.s_pe, self.s_w2 = _suffix(cw), _suffix(cw * np.exp(-loss)), _suffix(w * w)
+        x = (lw - self.ref).astype(np.float64)
+        self.huge = _suffix64((x > self._CLIP).astype(np.float64)) > 0
+        w = np.exp(np.clip(x, -self._CLIP, self._CLIP))
+        w[x > self._CLIP] = 0.0
+        cw = tl.c * w
+        # e^{-L} relative to the peak's loss; clipped where it would pass e^700 (atoms far left of the peak,
+        # read only for eps there): a smaller Q-part, so a larger upper end
+        self.loss_ref = float(tl.s[int(np.argmax(tl.c))]) * dx
+        rel_loss = tl.s.astype(np.float64) * dx - self.loss_ref
+        q_exp = np.minimum(np.clip(x, -self._CLIP, self._CLIP) - np.maximum(rel_loss, -700.0), 700.0)
+        self.s_p, self.s_pe = _suffix64(cw), _suffix64(np.where(x > self._CLIP, 0.0, tl.c * np.exp(q_exp)))
+        self.s_w2 = _suffix64(w * w)
+        self.gamma = 2.0 * tl.s.size * _tilted.U      # the suffix sums' relative rounding
         self.beyond = LD(tl.above) * np.exp(lw[-1] - self.ref - LD(tl.t))   # masses from the window's end on
         self.edges = tl.s.astype(np.float64) * dx
 
@@ -83,14 +94,22 @@ class _UpperTilt:
         tl = self.tl
         e = eps.astype(LD)
         j = np.searchsorted(self.edges, eps, side="right")      # the first atom with loss > eps
+        sp, spe = self.s_p[j].astype(LD), self.s_pe[j].astype(LD)
         with np.errstate(over="ignore", invalid="ignore"):
-            value = np.maximum(self.s_p[j] - np.exp(e) * self.s_pe[j], LD(0))
-        err = _scaled(tl.err2, np.sqrt(self.s_w2[j]))
+            ee = np.exp(e - LD(self.loss_ref))
+            value = np.maximum(sp - ee * spe, LD(0))
+            slack = _scaled(self.gamma, sp + ee * spe)
+        err = _scaled(tl.err2, np.sqrt(self.s_w2[j].astype(LD)) * LD(1 + self.gamma))
         # eps left of the window: the masses between eps and the window weigh at most e^{-t eps/dx} each
         gap = np.where(j == 0, LD(tl.below) * np.exp(tl.log_z - LD(tl.t) * (e / LD(self.dx)) - self.ref), LD(0))
-        base = value + err + self.beyond + gap
+        base = value + slack + err + self.beyond + gap
         out = _log_or_minus_inf(base + _scaled(tl.rel, base), self.ref)
-        return np.where(self.huge[j], LD(0), out)
+        return np.where(self.huge[j] | ~np.isfinite(value), LD(0), out)
+
+
+def _suffix64(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Suffix sums in double, one longer (the last is 0)."""
+    return np.concatenate([np.cumsum(x[::-1])[::-1], np.zeros(1)])
 
 
 class _LowerTilt:
