@@ -111,18 +111,21 @@ GAUSS_CASES = [(1.0, 0.1, [0.0, 0.1, 0.5, 1.0, 2.0]), (2.0, 0.01, [0.0, 0.005, 0
                (0.5, 0.5, [0.3, 1.0, 3.0, 6.0])]
 
 
-@pytest.mark.parametrize("sigma, q, epss", GAUSS_CASES)
-def test_gaussian_bracket_contains_the_quadrature(sigma, q, epss):
-    pld = _gauss(sigma, q)
+def _check_brackets(pld, quadrature, epss, label):
+    """Each bracket contains the quadrature's max over both orders and is narrow at Delta = 1e-4 (at most
+    the P-mass of the bucket next to eps)."""
     for eps in epss:
-        remove, add = _quad_gauss(sigma, q, eps)
+        remove, add = quadrature(eps)
         exact = float(max(remove, add))
         lo, hi = pld.delta_bracket(eps)
         assert lo <= exact * (1 + 1e-12) and exact <= hi * (1 + 1e-12), (eps, lo, exact, hi)
-        # narrow at Delta = 1e-4: the bracket is at most the P-mass of the bucket next to eps
         assert hi - lo <= 2e-4 * exact + 1e-15, (eps, lo, exact, hi)
-        print(f"gauss sigma={sigma} q={q} eps={eps}: remove {float(remove):.12e} add {float(add):.12e} "
-              f"bracket [{lo:.12e}, {hi:.12e}]")
+        print(f"{label} eps={eps}: remove {float(remove):.12e} add {float(add):.12e} bracket [{lo:.12e}, {hi:.12e}]")
+
+
+@pytest.mark.parametrize("sigma, q, epss", GAUSS_CASES)
+def test_gaussian_bracket_contains_the_quadrature(sigma, q, epss):
+    _check_brackets(_gauss(sigma, q), lambda eps: _quad_gauss(sigma, q, eps), epss, f"gauss sigma={sigma} q={q}")
 
 
 @pytest.mark.parametrize("adjacency", ["remove", "add"])
@@ -142,15 +145,7 @@ def test_each_adjacency_reports_the_max_of_both_orders(adjacency):
 
 @pytest.mark.parametrize("b, q, epss", [(1.0, 0.1, [0.0, 0.03, 0.1, 0.15, 0.2]), (0.5, 0.3, [0.1, 0.5, 1.5])])
 def test_laplace_bracket_contains_the_quadrature(b, q, epss):
-    pld = _laplace(b, q)
-    for eps in epss:
-        remove, add = _quad_laplace(b, q, eps)
-        exact = float(max(remove, add))
-        lo, hi = pld.delta_bracket(eps)
-        assert lo <= exact * (1 + 1e-12) and exact <= hi * (1 + 1e-12), (eps, lo, exact, hi)
-        assert hi - lo <= 2e-4 * exact + 1e-15, (eps, lo, exact, hi)
-        print(f"laplace b={b} q={q} eps={eps}: remove {float(remove):.12e} add {float(add):.12e} "
-              f"bracket [{lo:.12e}, {hi:.12e}]")
+    _check_brackets(_laplace(b, q), lambda eps: _quad_laplace(b, q, eps), epss, f"laplace b={b} q={q}")
 
 
 def _one_order(pld, grid_k, order):

@@ -123,6 +123,25 @@ def from_tails(make: Callable[..., T], dx: float, k_lo: int, k_hi: int, log_p_up
                 overflow_mass_lower=np.exp(LD(log_q_up[-1])) + np.exp(LD(log_q_down[0])), **kw)
 
 
+def scale_arguments(scale: object, sensitivity: object, value_discretization_interval: object,
+                    pessimistic_estimate: object, max_buckets: object, scale_name: str
+                    ) -> tuple[float, float, float, bool, int]:
+    """A noise builder's arguments, validated (errors name ``scale_name`` for the noise's scale)."""
+    return (real(scale_name, scale, minimum=0.0, min_inclusive=False),
+            real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False),
+            real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False),
+            flag("pessimistic_estimate", pessimistic_estimate), _check_max_buckets(max_buckets))
+
+
+def gaussian_arguments(sigma: object, sensitivity: object, value_discretization_interval: object,
+                       log_mass_truncation_bound: object, pessimistic_estimate: object, max_buckets: object,
+                       sigma_name: str) -> tuple[float, float, float, float, bool, int]:
+    """The Gaussian builders' arguments, validated: :func:`scale_arguments` and the truncation bound."""
+    sigma_, s, dx, pessimistic, buckets = scale_arguments(sigma, sensitivity, value_discretization_interval,
+                                                          pessimistic_estimate, max_buckets, sigma_name)
+    return sigma_, s, dx, real("log_mass_truncation_bound", log_mass_truncation_bound, maximum=-1.0), pessimistic, buckets
+
+
 def gaussian(make: Callable[..., T], sigma: object, sensitivity: object, value_discretization_interval: object,
              log_mass_truncation_bound: object, pessimistic_estimate: object, max_buckets: object, sigma_name: str) -> T:
     """Gaussian mechanism N(0, sigma^2) vs N(sensitivity, sigma^2): L ~ N(+-mu, 2 mu), mu = s^2/(2 sigma^2).
@@ -130,12 +149,9 @@ def gaussian(make: Callable[..., T], sigma: object, sensitivity: object, value_d
     Bucket masses are exact normal-CDF differences; mass beyond the loss range where the tails fall below
     ``exp(log_mass_truncation_bound)`` goes to the overflow.  Messages name sigma ``sigma_name``
     (dp_accounting's ``standard_deviation``)."""
-    sigma = real(sigma_name, sigma, minimum=0.0, min_inclusive=False)
-    s = real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
-    dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
-    bound = real("log_mass_truncation_bound", log_mass_truncation_bound, maximum=-1.0)
-    pessimistic_estimate = flag("pessimistic_estimate", pessimistic_estimate)
-    max_buckets = _check_max_buckets(max_buckets)
+    sigma, s, dx, bound, pessimistic_estimate, max_buckets = gaussian_arguments(
+        sigma, sensitivity, value_discretization_interval, log_mass_truncation_bound, pessimistic_estimate,
+        max_buckets, sigma_name)
     ratio = s / sigma
     mu = 0.5 * ratio * ratio
     if mu < 1e-300:     # the two laws coincide to the float range: all mass at loss 0
@@ -156,11 +172,8 @@ def laplace(make: Callable[..., T], scale: object, sensitivity: object, value_di
             pessimistic_estimate: object, max_buckets: object, scale_name: str) -> T:
     """Laplace mechanism Lap(0, b) vs Lap(sensitivity, b): L in [-s/b, s/b], atoms at both ends.  Messages
     name the scale ``scale_name`` (dp_accounting's ``parameter``)."""
-    b = real(scale_name, scale, minimum=0.0, min_inclusive=False)
-    s = real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
-    dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
-    pessimistic_estimate = flag("pessimistic_estimate", pessimistic_estimate)
-    max_buckets = _check_max_buckets(max_buckets)
+    b, s, dx, pessimistic_estimate, max_buckets = scale_arguments(
+        scale, sensitivity, value_discretization_interval, pessimistic_estimate, max_buckets, scale_name)
     e0 = s / b
     dx = fitting_interval(dx, 2 * e0, 4, max_buckets, f"sensitivity/{scale_name} = {e0:.3g}")
     k_top = max(1, math.ceil(e0 / dx - _SLACK))

@@ -26,9 +26,9 @@ from typing import Callable, TypeVar
 import numpy as np
 
 from .. import _kernels
-from .._validate import choice, flag, real
+from .._validate import choice, real
 from . import mechanisms
-from ._masses import LD, _check_max_buckets
+from ._masses import LD
 from .mechanisms import _log_interval_masses, fitting_interval
 
 T = TypeVar("T")
@@ -112,12 +112,9 @@ def gaussian(make: Callable[..., T], sigma: object, sensitivity: object, samplin
     if q == 1.0:
         return mechanisms.gaussian(make, sigma, sensitivity, value_discretization_interval, log_mass_truncation_bound,
                                    pessimistic_estimate, max_buckets, sigma_name)
-    sigma = real(sigma_name, sigma, minimum=0.0, min_inclusive=False)
-    s = real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
-    dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
-    bound = real("log_mass_truncation_bound", log_mass_truncation_bound, maximum=-1.0)
-    pessimistic_estimate = flag("pessimistic_estimate", pessimistic_estimate)
-    max_buckets = _check_max_buckets(max_buckets)
+    sigma, s, dx, bound, pessimistic_estimate, max_buckets = mechanisms.gaussian_arguments(
+        sigma, sensitivity, value_discretization_interval, log_mass_truncation_bound, pessimistic_estimate,
+        max_buckets, sigma_name)
     r = s / sigma
     if 0.5 * r * r < 1e-300:     # the two laws coincide to the float range: all mass at loss 0
         return make(interval=dx, offset=0, mass_upper=[1.0], mass_lower=[1.0],
@@ -156,11 +153,8 @@ def laplace(make: Callable[..., T], scale: object, sensitivity: object, sampling
     if q == 1.0:
         return mechanisms.laplace(make, scale, sensitivity, value_discretization_interval, pessimistic_estimate,
                                   max_buckets, scale_name)
-    b = real(scale_name, scale, minimum=0.0, min_inclusive=False)
-    s = real("sensitivity", sensitivity, minimum=0.0, min_inclusive=False)
-    dx = real("value_discretization_interval", value_discretization_interval, minimum=0.0, min_inclusive=False)
-    pessimistic_estimate = flag("pessimistic_estimate", pessimistic_estimate)
-    max_buckets = _check_max_buckets(max_buckets)
+    b, s, dx, pessimistic_estimate, max_buckets = mechanisms.scale_arguments(
+        scale, sensitivity, value_discretization_interval, pessimistic_estimate, max_buckets, scale_name)
     e0 = s / b
     lowest, highest = subsampled_loss(-e0, q), subsampled_loss(e0, q)
     dx = fitting_interval(dx, highest - lowest, 4, max_buckets,
