@@ -169,8 +169,11 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
     ``rtol``: the relative error allowance of each factor's entries; ``window``: (first index, FFT length)
     instead of the one centred on the tilted mean."""
     prepared = factors
-    stats = [_log_mgf(p.log_v, p.j, t) for p in prepared]
-    log_zs = [st[0] for st in stats]
+    stats = [p.moments(t) for p in prepared]
+    # the normalisers in double, raised by more than their rounding (n ulps of a sum of positive terms):
+    # each tilted vector then sums to at most 1, so its exact transform lies in the unit disk (any
+    # normaliser is exact for untilting, as long as the same one is used both ways)
+    log_zs = [LD(st[0]) + LD(4 * (p.j.size + 8) * U) for p, st in zip(prepared, stats)]
     mean = float(sum(p.count * st[1] for p, st in zip(prepared, stats)))
     sd = math.sqrt(max(float(sum(p.count * st[2] for p, st in zip(prepared, stats))), 0.0))
     if window is None:
@@ -214,7 +217,7 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
     err2 += U * float(np.sqrt(np.sum(c * c)))                 # the clipping below moves no entry away from c_N
     s = np.arange(s_lo, s_lo + n, dtype=np.int64)
     c = np.maximum(c[s % n], 0.0)
-    log_zs64 = [p.moments(t)[0] for p in prepared]
+    log_zs64 = [st[0] for st in stats]
     below = _chernoff(prepared, t, log_zs64, float(s_lo), False, sd)
     above = _chernoff(prepared, t, log_zs64, float(s_lo + n), True, sd)
     # the factors' own rounding, the conversion to double and the long-double normalisers (n ulps each)

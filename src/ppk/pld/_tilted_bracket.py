@@ -162,18 +162,16 @@ class _OrderCurve:
 
     def __init__(self, plan: Sequence[tuple[Any, int]], order: int, dx: float):
         self.dx = dx
-        self.atoms, self.bp, self.bq = [], [], []
+        self.plan, self.order = plan, order
+        self.atoms = []
+        self._buckets: tuple[list[_tilted.Factor], list[_tilted.Factor]] | None = None   # made for the lower end
         m_up, m_true, q_cut = [], [], []
         self.label_shift = 0.0          # a composed bucket's label lies about half the summed widths above its losses
         for leaf, k in plan:
             a, b = leaf._atoms, leaf._buckets
-            fa = _tilted.Factor(a.p if order == 0 else a.q, a.offset, k)
-            fp, fq = _tilted.Factor(b.p, b.offset, k), _tilted.Factor(b.q, b.offset, k)
-            if order == 1:                  # the mirror: P' = Q, Q' = P, losses negated
-                fa, fp, fq = fa.mirrored(), fq.mirrored(), fp.mirrored()
-            self.atoms.append(fa)
-            self.bp.append(fp)
-            self.bq.append(fq)
+            # the mirror (order 1): P' = Q, losses negated
+            self.atoms.append(_tilted.Factor(a.p, a.offset, k) if order == 0 else
+                              _tilted.Factor(a.q[::-1].copy(), -(a.offset + a.q.size - 1), k))
             self.label_shift += k * b.width / 2
             inf = float(leaf.infinity_mass_upper if order == 0 else leaf.infinity_mass_lower)
             cut_up = float(a.overflow_p if order == 0 else a.overflow_q)
@@ -181,10 +179,19 @@ class _OrderCurve:
             m_true.append((inf * (1 - 1e-15), k))
             q_cut.append((min(1.0, float(b.overflow_q if order == 0 else b.overflow_p) * (1 + 1e-15)), k))
         self.log_inf_up, self.log_inf_true, self.log_q_cut = _union_log(m_up), _union_log(m_true), _union_log(q_cut)
-        self._pa, self._pb = self.atoms, self.bp
+        self._pa = self.atoms
         self.t_max = min(_T_MAX_LOSS * dx, _T_MAX_SPAN / _tilted.window_size(self.atoms))
         self.upper_tilts: list[tuple[float, float, _UpperTilt]] = []
         self.lower_tilts: list[tuple[float, float, _LowerTilt]] = []
+
+    @property
+    def bucket_factors(self) -> tuple[list[_tilted.Factor], list[_tilted.Factor]]:
+        """The buckets' P- and Q-masses as factors (this order's; the mirror swaps them)."""
+        if self._buckets is None:
+            bp = [_tilted.Factor(leaf._buckets.p, leaf._buckets.offset, k) for leaf, k in self.plan]
+            bq = [_tilted.Factor(leaf._buckets.q, leaf._buckets.offset, k) for leaf, k in self.plan]
+            self._buckets = (bp, bq) if self.order == 0 else ([f.mirrored() for f in bq], [f.mirrored() for f in bp])
+        return self._buckets
 
     @staticmethod
     def _cover(tilts: list, index: float) -> Any:
@@ -206,8 +213,9 @@ class _OrderCurve:
     def _lower_tilt(self, index: float) -> tuple[float, float, _LowerTilt]:
         entry = self._cover(self.lower_tilts, index)
         if entry is None:
-            tp = _tilted.compose(self.bp, t=_tilted.saddle(self._pb, index, self.t_max), rtol=_MASS_RTOL)
-            tq = _tilted.compose_shifted(self.bq, tp, self.dx, _MASS_RTOL)
+            bp, bq = self.bucket_factors
+            tp = _tilted.compose(bp, t=_tilted.saddle(bp, index, self.t_max), rtol=_MASS_RTOL)
+            tq = _tilted.compose_shifted(bq, tp, self.dx, _MASS_RTOL)
             entry = (*self._range(tp), _LowerTilt(tp, tq))
             self.lower_tilts.append(entry)
         return entry
