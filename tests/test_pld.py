@@ -276,7 +276,7 @@ def test_flags_choices_and_keys_are_checked_by_name():
         PLD(**base, composition=np.array([]))
     with pytest.raises(ValueError, match=r"shared_noise_key\[2\]"):
         PLD(**base, shared_noise_key=(10, 0, math.nan))
-    assert PLD(**base, shared_noise_key=(10, 0, 0.5))._shared_noise_key == (10, 0, 0.5)
+    assert PLD(**base, shared_noise_key=(10, 0, 0.5))._shared_noise_key == ("rows", 10, 0)   # the table's rows
     pld = PLD(**base)
     with pytest.raises(TypeError, match=r"\bother\b"):
         pld.compose(0.5)

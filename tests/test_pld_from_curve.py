@@ -36,7 +36,7 @@ def test_a_count_is_built_from_its_exact_tails_as_from_counting_query_did(n, kno
     lo, hi = a.delta_bracket(np.array([0.1, 0.5]))
     truth = q.delta(np.array([0.1, 0.5]))
     assert np.all(lo <= truth * (1 + 1e-9)) and np.all(truth <= hi)
-    assert a._shared_noise_key == ((n, known, p) if q.has_natural_noise else None)
+    assert a._shared_noise_key == (("rows", n, known) if q.has_natural_noise else None)
 
 
 def test_a_count_without_noise_of_any_kind_is_refused():

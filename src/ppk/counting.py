@@ -119,9 +119,11 @@ class CountingQuery(NoisyQuery):
 
     # -- the privacy loss distribution protocol (ppk.PrivacyLossDistribution.from_curve)
     @property
-    def _rows_key(self) -> tuple[int, int, float] | None:
-        """``(n, known, p)``: counts of one database against one attacker share its unknown rows."""
-        return (self.n, self.known, self.p) if self.has_natural_noise else None
+    def _rows_key(self) -> tuple[str, int, int] | None:
+        """``("rows", n, known)``: every count or histogram of a table of ``n`` rows against an attacker who
+        knows ``known`` of them draws on the same unknown rows -- whatever attribute it counts (ppk has no
+        joint model of two attributes, so two counts of one table are not independent as far as it can tell)."""
+        return ("rows", self.n, self.known) if self.has_natural_noise else None
 
     def _exact_loss(self) -> ExactLoss:
         """The count's loss exactly: its tails from the counting kernel (symmetric at p = 1/2, where

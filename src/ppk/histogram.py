@@ -212,9 +212,10 @@ class HistogramQuery(BracketedCurve):
         return self.n_unknown > 0
 
     @property
-    def _rows_key(self) -> tuple[str, int, int, tuple[float, ...]] | None:
-        """``(n, known, probs)``: histograms of one database against one attacker share its unknown rows."""
-        return ("HistogramQuery", self.n, self.known, self.probs) if self.has_natural_noise else None
+    def _rows_key(self) -> tuple[str, int, int] | None:
+        """``("rows", n, known)``: a histogram shares its table's unknown rows with every count or histogram
+        of that table (``CountingQuery._rows_key``)."""
+        return ("rows", self.n, self.known) if self.has_natural_noise else None
 
     def without_natural_noise(self) -> "HistogramQuery":
         """The same noise against an attacker who knows every other row (``N = 0``)."""

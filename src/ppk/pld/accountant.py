@@ -58,21 +58,29 @@ class Accountant:
         self._plan: list[tuple[str, PrivacyLossDistribution, int]] = []
         self._databases: dict[Hashable, str] = {}
         self._composed: PrivacyLossDistribution | None = None
+        self._sources: list[tuple[Hashable | None, Any]] = []   # each plan entry's rows key and release
+        #: What the accountant did beyond composing (releases over shared rows taken at their added noise).
+        self.notes: list[str] = []
 
     def __repr__(self) -> str:
         return f"Accountant({len(self._plan)} releases: {', '.join(name for name, _, _ in self._plan) or 'none'})"
 
     # -- the plan ------------------------------------------------------------------------------
-    def add(self, release: Any, *, times: int = 1, name: str | None = None) -> "Accountant":
+    def add(self, release: Any, *, times: int = 1, name: str | None = None,
+            shared_rows: str = "refuse") -> "Accountant":
         """Add ``times`` independent runs of a release: a PrivacyLossDistribution or any query (CountingQuery,
         NoisyQuery, HistogramQuery, OverlappingCounts), whose PLD is
         :meth:`PrivacyLossDistribution.from_curve` on the plan's grid.
 
         A release over unknown rows already in the plan (a count of the same ``n``, ``known``, ``p``; a
-        NoisyQuery of the same natural law; ...) shares them, so the two are not independent: refused,
-        with what to use instead.
+        NoisyQuery of the same natural law; ...) shares them, so the two are not independent.
+        ``shared_rows="refuse"`` (the default) refuses it and says what to use instead (the exact joint
+        models); ``shared_rows="plain"`` accounts every release over those rows at its added noise alone --
+        the attacker who knows every other row, plain DP, which is sound whatever the releases share
+        (docs/accuracy.md, "Releases over the same unknown rows") -- and says so in :attr:`notes`.
         """
         times = integer("times", times, minimum=1)
+        shared_rows = choice("shared_rows", shared_rows, ("refuse", "plain"))
         if name is not None:
             name = text("name", name)
         if isinstance(release, PrivacyLossDistribution):
@@ -83,22 +91,50 @@ class Accountant:
             raise TypeError(f"release must be a PrivacyLossDistribution or a query (CountingQuery, NoisyQuery, "
                             f"HistogramQuery, OverlappingCounts), got {type(release).__name__}; Gaussian and "
                             "Laplace mechanisms: add_gaussian, add_laplace")
+        if shared_rows == "plain" and key is not None and (key in self._databases or times > 1):
+            release, key = self._without_natural_noise(release, key, label)
         self._check_rows(key, release, times)
         pld = release if isinstance(release, PrivacyLossDistribution) else PrivacyLossDistribution.from_curve(
             release, value_discretization_interval=self.value_discretization_interval)
         if key is not None:
             self._databases[key] = label
         self._plan.append((label, pld.with_composition(self.composition), times))
+        self._sources.append((key, release))
         self._composed = None
         return self
+
+    def _without_natural_noise(self, release: Any, key: Hashable, label: str) -> tuple[Any, None]:
+        """``shared_rows="plain"``: this release and every earlier one over the rows ``key`` at their added
+        noise alone (their PLDs rebuilt from ``without_natural_noise()``)."""
+        for i, (k, source) in enumerate(self._sources):
+            if k != key:
+                continue
+            if not isinstance(source, PrivacyCurve):
+                raise ValueError(f"{self._plan[i][0]} is a PrivacyLossDistribution over the rows {key}: ppk cannot "
+                                 "take its natural noise out; add the query it came from instead")
+            plain = source.without_natural_noise()
+            old_label, _, times = self._plan[i]
+            self._plan[i] = (old_label, PrivacyLossDistribution.from_curve(
+                plain, value_discretization_interval=self.value_discretization_interval).with_composition(
+                self.composition), times)
+            self._sources[i] = (None, plain)
+            self.notes.append(f"{old_label}: accounted at its added noise alone (shares unknown rows with {label})")
+        if not isinstance(release, PrivacyCurve):
+            raise ValueError(f"{label} is a PrivacyLossDistribution over rows already in the plan: ppk cannot take its "
+                             "natural noise out; add the query it came from instead")
+        self._databases.pop(key, None)
+        self.notes.append(f"{label}: accounted at its added noise alone (shares unknown rows with earlier releases "
+                          "or its own repeats)")
+        return release.without_natural_noise(), None
 
     def _check_rows(self, key: Hashable | None, release: Any, times: int) -> None:
         """Refuse a release whose unknown rows (``key``) another release of the plan, or its own repeats, use."""
         if key is None:
             return
         remedy = ("Use CountingQuery.repeat(k) for k releases of one count, ppk.OverlappingCounts for counts over "
-                  "overlapping groups, ppk.HistogramQuery for a histogram; or, if the releases use disjoint unknown "
-                  "rows, compose their PLDs with independent=True and add the result.")
+                  "overlapping groups, ppk.HistogramQuery for a histogram; add(..., shared_rows='plain') to account "
+                  "every release over these rows at its added noise alone (sound, without the natural noise); or, if "
+                  "the releases use disjoint unknown rows, compose their PLDs with independent=True and add the result.")
         if key in self._databases:
             raise ValueError(f"{release!r} shares its unknown rows with {self._databases[key]}: natural noise is not "
                              f"fresh, so composing the releases as independent would under-report delta. {remedy}")

@@ -489,11 +489,12 @@ def _check_independent(independent: object) -> bool | None:
     return None if independent is None else flag("independent", independent)
 
 
-def _check_noise_key(key: object) -> tuple[int, int, float] | None:
-    """None, or the (n, known, p) of the database whose unknown rows a natural-noise PLD's releases share."""
+def _check_noise_key(key: object) -> tuple[str, int, int] | None:
+    """None, or the rows key ``("rows", n, known)`` of the (n, known, p) given: the table whose unknown rows a
+    natural-noise PLD's releases share (CountingQuery._rows_key)."""
     if key is None:
         return None
     n, known, p = sequence("shared_noise_key", key, lambda name, v: v, min_length=3, max_length=3)
-    return (integer("shared_noise_key[0]", n, minimum=0), integer("shared_noise_key[1]", known, minimum=0),
-            real("shared_noise_key[2]", p, minimum=0.0, maximum=1.0))
+    real("shared_noise_key[2]", p, minimum=0.0, maximum=1.0)
+    return ("rows", integer("shared_noise_key[0]", n, minimum=0), integer("shared_noise_key[1]", known, minimum=0))
 
