@@ -90,7 +90,7 @@ class PrivacyLossDistribution:
                           probability("overflow_mass_lower", overflow_mass_lower))
         composition = choice("composition", composition, _convolution.METHODS)
         pessimistic_estimate = flag("pessimistic_estimate", pessimistic_estimate)
-        shared_noise_key = _check_noise_key(shared_noise_key)
+        rows_key = _check_noise_key(shared_noise_key)
         self._install(buckets=buckets,
                       atoms=_atoms if _atoms is not None else _atoms_of(buckets, self.value_discretization_interval),
                       infinity_mass_upper=probability("infinity_mass_upper", infinity_mass_upper),
@@ -100,7 +100,7 @@ class PrivacyLossDistribution:
                       composition=composition,
                       log_mass_truncation_bound=real("log_mass_truncation_bound", log_mass_truncation_bound,
                                                      maximum=-1.0),
-                      shared_noise_key=shared_noise_key)
+                      shared_noise_key=rows_key)
 
     def _install(self, *, buckets: _Masses, atoms: _Masses, infinity_mass_upper: np.longdouble,
                  infinity_mass_lower: np.longdouble, pessimistic_estimate: bool, max_buckets: int, composition: str,
