@@ -267,10 +267,10 @@ _add("ppk.PrivacyLossDistribution.from_pmfs", PLD.from_pmfs, pmf_upper=[0.5, 0.5
      value_discretization_interval=1e-2, pessimistic_estimate=True, tolerance=1e-9, max_buckets=_BUCKETS)
 _add("ppk.PrivacyLossDistribution.from_gaussian_mechanism", PLD.from_gaussian_mechanism, standard_deviation=3.0,
      sensitivity=1.0, pessimistic_estimate=True, value_discretization_interval=1e-2, log_mass_truncation_bound=-50.0,
-     sampling_prob=1.0, use_connect_dots=True)
+     sampling_prob=1.0, use_connect_dots=True, adjacency="add_or_remove")
 _add("ppk.PrivacyLossDistribution.from_laplace_mechanism", PLD.from_laplace_mechanism, parameter=2.0,
      sensitivity=1.0, pessimistic_estimate=True, value_discretization_interval=1e-2, sampling_prob=1.0,
-     use_connect_dots=True)
+     use_connect_dots=True, adjacency="add_or_remove")
 _add("ppk.PrivacyLossDistribution.from_two_probability_mass_functions", PLD.from_two_probability_mass_functions,
      log_probability_mass_function_lower={0: math.log(0.6), 1: math.log(0.4)},
      log_probability_mass_function_upper={0: math.log(0.5), 1: math.log(0.5)}, pessimistic_estimate=True,
@@ -278,7 +278,8 @@ _add("ppk.PrivacyLossDistribution.from_two_probability_mass_functions", PLD.from
 _add("ppk.PrivacyLossDistribution.from_dp_accounting", PLD.from_dp_accounting,
      pld=_gauss_pld().to_dp_accounting())
 _add("ppk.Accountant", ppk.Accountant, value_discretization_interval=1e-2, composition="auto", progress=False)
-_add("ppk.Accountant.add", _method(_accountant, "add"), release=_q(n=201, known=0), times=1, name="count")
+_add("ppk.Accountant.add", _method(_accountant, "add"), release=_q(n=201, known=0), times=1, name="count",
+     shared_rows="refuse")
 _add("ppk.Accountant.add_gaussian", _method(_accountant, "add_gaussian"), sigma=3.0, sensitivity=1.0, times=2)
 _add("ppk.Accountant.add_laplace", _method(_accountant, "add_laplace"), scale=20.0, sensitivity=1.0, times=2)
 _add("ppk.Accountant.delta", _method(_accountant, "delta"), eps=0.5)
