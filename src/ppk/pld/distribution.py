@@ -261,6 +261,8 @@ class PrivacyLossDistribution:
             out = curves.connect_the_dots(cls, curve, dx=dx, bound=bound, pessimistic_estimate=pessimistic_estimate,
                                           max_buckets=max_buckets, curve_points=curve_points)
         out._shared_noise_key = curve._rows_key
+        if exact is not None and exact.form == "gaussian":   # plans merge Gaussian runs exactly
+            out._gaussian_mu = 1.0 / exact.sigma
         return out
 
     @classmethod
@@ -287,15 +289,13 @@ class PrivacyLossDistribution:
         ``sampling_prob < 1``: Poisson subsampling (ppk.pld.subsampled), the pair ``(1-q) N(0) + q N(s)``
         against ``N(0)`` for ``adjacency="remove"``, its mirror for ``"add"``; ppk reports the larger of the
         two orders, which is ``"add_or_remove"`` exactly and never below either one alone.
-        ``use_connect_dots`` is accepted for compatibility: ppk's upper end is always the connect-the-dots pair.
-        """
+        ``use_connect_dots`` is accepted for compatibility: ppk's upper end is always the connect-the-dots pair."""
         flag("use_connect_dots", use_connect_dots)
         q, adjacency = subsampled.check_subsampling(sampling_prob, adjacency)
         out = subsampled.gaussian(cls, standard_deviation, sensitivity, q, value_discretization_interval,
                                   log_mass_truncation_bound, pessimistic_estimate, 1 << 20, adjacency,
                                   "standard_deviation")
-        if q == 1.0:   # plans merge Gaussian runs into one exact Gaussian (ppk.pld._plan)
-            out._gaussian_mu = float(sensitivity) / float(standard_deviation)
+        out._gaussian_mu = float(sensitivity) / float(standard_deviation) if q == 1.0 else None   # plans merge them
         return out
 
     @classmethod
