@@ -2,8 +2,9 @@
 //
 // The Python binding runs kernels on worker threads and polls for signals on the
 // calling thread; on Ctrl-C it raises the flag that `poll_cancel` reads.  Every loop
-// whose length depends on the input calls poll_cancel() once per iteration; it reads
-// a thread-local pointer and, every 1024 calls, the shared atomic flag, so the cost
+// whose length depends on the input calls poll_cancel() once per iteration (the counting
+// kernel's walks, whose steps are a few multiplications, at every 8th: ppk/counting/walk.hpp);
+// it reads a thread-local pointer and, every 1024 calls, the shared atomic flag, so the cost
 // is a counter increment.  Outside the binding (no flag installed) it never fires.
 #pragma once
 

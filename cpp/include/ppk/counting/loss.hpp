@@ -69,7 +69,7 @@ class PosteriorSums {
     for (int a = 0; a < 2; ++a) {
       out[a].peak = k_ref_;
       out[a].scale = scale_[a];
-      e_ref_[a] = std::exp(log_term(a, k_ref_, lw_ref) - scale_[a]);
+      e_ref_[a] = std::exp(log_term(a, 0, lw_ref) - scale_[a]);
       part_[1].s[a].add(e_ref_[a]);
     }
     if (lw_ref == -kInf) return out;
@@ -94,10 +94,7 @@ class PosteriorSums {
     std::array<bool, 2> done{false, false};
   };
 
-  real log_term(int a, std::int64_t k, real lwk) const {
-    const real d = static_cast<real>(k - k_ref_);
-    return lwk + d * (slope_[a] - 0.5L * d * is2_);
-  }
+  real log_term(int a, real d, real lwk) const { return lwk + d * (slope_[a] - 0.5L * d * is2_); }   // d = k - k_ref
 
   void walk(int dir) {
     Partial& pt = part_[dir > 0];
@@ -112,26 +109,29 @@ class PosteriorSums {
     }
     std::int64_t steps = 0;
     for (std::int64_t k = k_ref_ + dir; k >= 0 && k <= w_.N() && !(t.done[0] && t.done[1]); k += dir) {
-      poll_cancel();
       ++steps;
+      poll_walk(steps);
       const bool anchor = !recur_ || k % kAnchorStride == 0 || !std::isfinite(t.gauss[0]) || !std::isfinite(t.gauss[1]);
       const bool check = !recur_ || (steps & 7) == 0;   // (sigma < 1: terms fall by e^-1/(2 sigma^2) and more per step)
       const real lwk = anchor ? memo(k) : 0;
       const real ratio = anchor ? 0 : w_.ratio(k - dir, dir);   // w_k / w_{k-dir}
+      // (d once per k, for both sums: converted from k inside add_term, GCC also moved ratio off the
+      // x87 register stack into memory, a load per term)
+      const real d = static_cast<real>(k - k_ref_);
       for (int a = 0; a < 2; ++a) {
-        if (!t.done[a]) add_term(pt, t, a, k, dir, anchor ? &lwk : nullptr, ratio, check);
+        if (!t.done[a]) add_term(pt, t, a, d, dir, anchor ? &lwk : nullptr, ratio, check);
       }
+      pt.end = k;
     }
   }
 
-  // term k of sum a: from its log at an anchor (lwk = &log w_k), else by the recurrence
-  PPK_WALK_STEP void add_term(Partial& pt, Terms& t, int a, std::int64_t k, int dir, const real* lwk, real ratio,
+  // term k = k_ref + d of sum a: from its log at an anchor (lwk = &log w_k), else by the recurrence
+  PPK_WALK_STEP void add_term(Partial& pt, Terms& t, int a, real d, int dir, const real* lwk, real ratio,
                               bool check) const {
-    const real d = static_cast<real>(k - k_ref_);
     if (lwk != nullptr) {
       pt.s[a].flush();   // blocks of at most kAnchorStride terms (BlockSum)
       pt.sj[a].flush();
-      t.e[a] = exp_or_zero(log_term(a, k, *lwk) - scale_[a]);
+      t.e[a] = exp_or_zero(log_term(a, d, *lwk) - scale_[a]);
       if (recur_) t.gauss[a] = std::exp(dir * slope_[a] - (2 * d * dir + 1) * 0.5L * is2_);   // to k + dir
     } else {
       t.e[a] *= ratio * t.gauss[a];
@@ -144,7 +144,6 @@ class PosteriorSums {
       pt.sj2[a] += d2e;
       pt.sj3[a] += dd * d2e;
     }
-    pt.end = k;
     if (check) {
       t.done[a] = stop_[a](t.e[a], t.prev[a], pt.tail[a], recur_ ? 8 : 1);
       t.prev[a] = t.e[a];

@@ -78,8 +78,8 @@ class TailWalker {
   // h(m) carried along a walk by strip-mass steps (h_start, h_next)
   struct HStep { bool live = false; int degree = 0; std::int64_t m = 0; real x = 0, h = 0, aux = 0, mult = 0; };
   // one walk's running state: the k-factors f (B: 0, A: 1) and their G step ratios g, h at j and j+1
-  // (the walk's HStep is a local of its own: h_next, out of line, takes it by reference, and the rest
-  // of the state must not look reachable from that call, or it is reloaded from memory every term)
+  // (the walk's HStep is a local of its own: h_next passes it by reference to h_start, out of line, and
+  // the rest of the state must not look reachable from that call, or it is reloaded from memory every term)
   struct WalkState {
     bool a_done = false, b_done = false;
     real prev_a, prev_b;   // the terms at the last check
@@ -280,7 +280,7 @@ inline void TailWalker::h_start(HStep& s, std::int64_t m, real h, int dir) {
   }
 }
 
-inline real TailWalker::h_next(HStep& s, std::int64_t m, bool anchor, int dir) {
+PPK_WALK_STEP real TailWalker::h_next(HStep& s, std::int64_t m, bool anchor, int dir) {
   if (anchor || (s.live && m != s.m + dir)) {
     h_start(s, m, h_of(m), dir);
     return s.h;
@@ -337,7 +337,7 @@ inline void TailWalker::walk(int dir, Partial& pt, Direct* direct) {
   s.f = {g_minus1_ * c0_, c0_};   // c0 f_a
   s.g = {g_ratio(-1, dir), g_ratio(0, dir)};
   for (std::int64_t k = peak_, steps = 1; !(s.a_done && s.b_done); ++steps) {
-    poll_cancel();
+    poll_walk(steps);
     const std::int64_t next = k + dir;
     if (next < 0 || next > N_) break;
     step_k_factors(s, memo, k, next, dir, pt);

@@ -1,11 +1,11 @@
-// ppk/counting/walk.hpp -- where the outward walks of the counting kernel start, and whether they
-// are worth two threads.
+// ppk/counting/walk.hpp -- where the outward walks of the counting kernel start, whether they
+// are worth two threads, and how their steps are compiled and polled.
 //
 // Every sum of the kernel (loss.hpp, tails.hpp) is over the pmf w_k times a log-concave factor
 // whose log-curvature is at most 1/sigma^2 per count, so it is unimodal: it is walked outward from
 // its peak, both ways (ppk/logconcave_sum.hpp).  peak_guess: one Newton step from the mode on the
 // increments, the start of the peak search; long_walk: whether the two directions run on two threads.
-// Accuracy: both only decide where work starts and how it is spread; no value depends on them.
+// Accuracy: they only decide where work starts and how it is spread; no value depends on them.
 #pragma once
 
 #include <algorithm>
@@ -13,14 +13,16 @@
 #include <cstdint>
 
 #include "ppk/binom.hpp"
+#include "ppk/cancel.hpp"
 #include "ppk/logspace.hpp"
 
 namespace ppk::detail {
 
-// The per-term steps of the walks (PosteriorSums::add_term, TailWalker::term and step_k_factors) are
-// named functions for reading, but they run once or twice per term of walks thousands of terms long,
-// so they must compile into the walk's loop: GCC -O2 leaves a member function with this many
-// arguments out of line, a call per term with the walk's running values spilled to memory around it.
+// The per-term steps of the walks (PosteriorSums::add_term, TailWalker::term, step_k_factors and
+// h_next) are named functions for reading, but they run once or twice per term of walks thousands of
+// terms long, so they must compile into the walk's loop: GCC -O2 leaves a member function with this
+// many arguments (or h_next's size) out of line, a call per term with the walk's running values
+// spilled to memory around it (no x87 register survives a call).
 #if defined(__GNUC__)
 #define PPK_WALK_STEP inline __attribute__((always_inline))
 #else
@@ -29,6 +31,12 @@ namespace ppk::detail {
 
 // The walks re-anchor their recurrences at multiples of this (every walk asks the memo for the same k).
 constexpr std::int64_t kAnchorStride = LogPmfMemoRange::kAnchorStride;
+
+// The walks poll for cancellation (ppk/cancel.hpp) at every 8th step: a step is a few
+// multiplications, of which a poll is a noticeable part, and the flag is still read every ~8,000 steps.
+inline void poll_walk(std::int64_t step) {
+  if ((step & 7) == 0) poll_cancel();
+}
 
 // Where the peak of a sum over the pmf times a concave factor (log-curvature <= 1/sigma^2 per count)
 // probably is, from its increment at the mode: one Newton step with the curvature of the pmf's
