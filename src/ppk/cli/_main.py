@@ -8,10 +8,10 @@ import re
 import sys
 
 from .. import __version__
-from . import _count, _evaluate, _histogram, _pk, _related, _samplers
+from . import _compose, _count, _evaluate, _histogram, _pk, _related, _samplers
 
 #: The families in the order ``ppk --help`` lists their commands.
-_FAMILIES = (_count, _histogram, _evaluate, _related, _samplers, _pk)
+_FAMILIES = (_count, _histogram, _compose, _evaluate, _related, _samplers, _pk)
 
 #: Python names that differ from the flag a user typed
 _FLAG_OF = {"n_stakeholders": "--stakeholders", "max_workers": "--jobs", "rng": "--seed", "strict": "--at-least"}

@@ -1,0 +1,300 @@
+"""``ppk compose``: the certified privacy of a release plan -- runs of the Gaussian, Laplace, Poisson-subsampled
+and randomized-response mechanisms composed with :class:`ppk.PrivacyLossDistribution` (docs/accuracy.md,
+"Composition" and "Composition without the floor")."""
+from __future__ import annotations
+
+import argparse
+import math
+from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from typing import Any, NamedTuple
+
+from ..pld import PrivacyLossDistribution as PLD
+from ..records import guarantee, make_record
+from ._args import add_command, add_json_flag, whole
+from ._emit import print_json, print_record, print_table
+
+_LN10 = math.log(10.0)
+
+#: option -> (its parameters as typed, what the plan line calls the mechanism)
+_MECHANISMS = {
+    "gaussian": (("SIGMA",), "Gaussian"),
+    "laplace": (("B",), "Laplace"),
+    "subsampled-gaussian": (("SIGMA", "Q"), "Poisson-subsampled Gaussian"),
+    "subsampled-laplace": (("B", "Q"), "Poisson-subsampled Laplace"),
+    "randomized-response": (("EPS0",), "randomized response"),
+}
+#: the library's names in its messages -> the command line's
+_LIBRARY_NAMES = {"value_discretization_interval": "--interval", "num_times": "K", "standard_deviation": "SIGMA",
+                  "parameter": "B", "sampling_prob": "Q"}
+
+
+class Runs(NamedTuple):
+    """``times`` runs of one mechanism, as typed (``option``, ``text``) and parsed (``values``)."""
+    option: str
+    text: str
+    values: tuple[float, ...]
+    times: int
+
+    def describe(self) -> str:
+        names, label = _MECHANISMS[self.option]
+        params = ", ".join(f"{n.lower()} {v:.10g}" for n, v in zip(names, self.values))
+        return f"{self.times} x {label} ({params})"
+
+
+class _AddRuns(argparse.Action):
+    """Append (option, text) to ``plan`` so the plan keeps the order the mechanisms were typed in."""
+
+    def __call__(self, parser: Any, namespace: argparse.Namespace, values: Any, option_string: Any = None) -> None:
+        plan = list(getattr(namespace, self.dest) or [])
+        plan.extend((self.const, v) for v in values)
+        setattr(namespace, self.dest, plan)
+
+
+def _parse(option: str, text: str) -> Runs:
+    """'10x200' -> Runs(values=(10.0,), times=200); errors name the option and what it expects."""
+    names, _ = _MECHANISMS[option]
+    form = ":".join(names) + "[xK]"
+    where = f"--{option} {text}"
+    body, sep, k = text.strip().rpartition("x")
+    if not sep:
+        body, k = text.strip(), "1"
+    parts = body.split(":")
+    try:
+        if len(parts) != len(names):
+            raise ValueError
+        values = tuple(float(p) for p in parts)
+        times = whole(k)
+    except (ValueError, argparse.ArgumentTypeError):
+        raise ValueError(f"{where}: expected {form}, e.g. --{option} {_EXAMPLE[option]}") from None
+    for name, v in zip(names, values):
+        if name == "Q":
+            if not 0.0 < v <= 1.0:
+                raise ValueError(f"{where}: Q (the sampling probability) must be in (0, 1], got {v:g}")
+        elif name == "EPS0":
+            if not 0.0 <= v < math.inf:
+                raise ValueError(f"{where}: EPS0 must be finite and >= 0, got {v:g}")
+        elif not 0.0 < v < math.inf:
+            raise ValueError(f"{where}: {name} (the noise's {'standard deviation' if name == 'SIGMA' else 'scale'}) "
+                             f"must be finite and > 0, got {v:g}")
+    if times < 1:
+        raise ValueError(f"{where}: K (the number of runs) must be >= 1, got {times}")
+    return Runs(option, text, values, times)
+
+
+_EXAMPLE = {"gaussian": "10x200", "laplace": "20x5", "subsampled-gaussian": "2:0.01x3000",
+            "subsampled-laplace": "4:0.01x1000", "randomized-response": "0.1x300"}
+
+
+def _in_cli_terms(message: str) -> str:
+    for name, flag in _LIBRARY_NAMES.items():
+        message = message.replace(name, flag)
+    return message
+
+
+def randomized_response_pmfs(eps0: float) -> tuple[list[float], list[float]]:
+    """Randomized response with local eps0: P = [e^eps0, 1] / (1 + e^eps0) against Q = P reversed (written
+    with e^-eps0 so a large eps0 does not overflow)."""
+    e = math.exp(-eps0)
+    p = [1.0 / (1.0 + e), e / (1.0 + e)]
+    return p, p[::-1]
+
+
+def build(runs: Runs, *, sensitivity: float, interval: float) -> PLD:
+    """The PLD of ``runs`` (``self_compose`` of one run's); library errors are re-worded in CLI terms."""
+    v, dx = runs.values, interval
+    try:
+        if runs.option == "gaussian":
+            one = PLD.from_gaussian_mechanism(v[0], sensitivity=sensitivity, value_discretization_interval=dx)
+        elif runs.option == "laplace":
+            one = PLD.from_laplace_mechanism(v[0], sensitivity=sensitivity, value_discretization_interval=dx)
+        elif runs.option == "subsampled-gaussian":
+            one = PLD.from_gaussian_mechanism(v[0], sensitivity=sensitivity, sampling_prob=v[1],
+                                              value_discretization_interval=dx)
+        elif runs.option == "subsampled-laplace":
+            one = PLD.from_laplace_mechanism(v[0], sensitivity=sensitivity, sampling_prob=v[1],
+                                             value_discretization_interval=dx)
+        else:
+            p, q = randomized_response_pmfs(v[0])
+            one = PLD.from_pmfs(p, q, value_discretization_interval=dx)
+        return one.self_compose(runs.times) if runs.times > 1 else one
+    except ValueError as exc:
+        raise ValueError(f"--{runs.option} {runs.text}: {_in_cli_terms(str(exc))}") from None
+
+
+def compose_plan(plan: list[Runs], *, sensitivity: float, interval: float) -> PLD:
+    """The plan's PLD: its runs composed in the order typed."""
+    out: PLD | None = None
+    for runs in plan:
+        part = build(runs, sensitivity=sensitivity, interval=interval)
+        try:
+            out = part if out is None else out.compose(part)
+        except ValueError as exc:
+            raise ValueError(f"the plan up to --{runs.option} {runs.text}: {_in_cli_terms(str(exc))}") from None
+    assert out is not None
+    return out
+
+
+# -- printing, rounded outward: a printed upper end is never below the certified one ---------------------------
+def _round_sig(x: float, digits: int, *, up: bool) -> str:
+    """``x`` to ``digits`` significant digits, rounded up (``up``) or down exactly (decimal arithmetic)."""
+    if x == 0 or not math.isfinite(x):
+        return f"{x:g}"
+    d = Decimal(x)
+    rounded = d.quantize(Decimal(1).scaleb(d.adjusted() - digits + 1), rounding=ROUND_CEILING if up else ROUND_FLOOR)
+    return f"{float(rounded):.{digits}g}"
+
+
+def _fmt_delta(x: float, log_x: float, *, up: bool) -> str:
+    """A delta end (the float ``x`` rounded outward, its log ``log_x``), 6 significant digits rounded up
+    (``up``) or down; below 1e-300 from its log, as 1.23456e-2418."""
+    if x >= 1e-300 or log_x == -math.inf:
+        return _round_sig(x, 6, up=up)
+    e10 = log_x / _LN10
+    e10 += (1e-13 if up else -1e-13) * abs(e10)   # covers the rounding of the log and of the division
+    exponent = math.floor(e10)
+    mantissa = (math.ceil if up else math.floor)(10 ** (e10 - exponent) * 1e5) / 1e5
+    if mantissa >= 10:
+        mantissa, exponent = mantissa / 10, exponent + 1
+    return f"{mantissa:.6g}e{exponent}"
+
+
+def _outward(lo: float, hi: float, log_hi: float) -> tuple[float, float]:
+    """The API's bracket as floats that hold it: one ulp outward covers its rounding to double, and an upper
+    end below the float range is the least positive float, not 0."""
+    upper = min(1.0, math.nextafter(hi, math.inf)) if hi > 0 else (
+        0.0 if log_hi == -math.inf else math.nextafter(0.0, 1.0))
+    return (math.nextafter(lo, 0.0) if lo > 0 else 0.0), upper
+
+
+def _curve_rows(pld: PLD, eps: list[float]) -> list[dict]:
+    lo, hi = pld.delta_bracket(eps)
+    log_lo, log_hi = pld.log_delta_bracket(eps)
+    rows = []
+    for e, a, b, la, lb in zip(eps, lo, hi, log_lo, log_hi):
+        lower, upper = _outward(float(a), float(b), float(lb))
+        rows.append(dict(eps=e, delta_lower=lower, delta_upper=upper, log_delta_lower=float(la),
+                         log_delta_upper=float(lb)))
+    return rows
+
+
+def _epsilon_row(pld: PLD, delta: float) -> dict:
+    """The certified eps at ``delta`` and the delta bracket there."""
+    e = pld.get_epsilon_for_delta(delta)
+    bracket = _curve_rows(pld, [e])[0] if math.isfinite(e) else {}
+    return dict(delta=delta, eps=e, **{f"at_eps_{k}": v for k, v in bracket.items() if k != "eps"})
+
+
+def _check_targets(args: argparse.Namespace) -> None:
+    if not args.plan:
+        raise ValueError("no mechanism: give at least one of --gaussian, --laplace, --subsampled-gaussian, "
+                         "--subsampled-laplace, --randomized-response (e.g. --gaussian 10x200)")
+    if args.eps is None and args.delta is None:
+        raise ValueError("say what to compute: --eps E [E ...] (the delta bracket at each eps) or --delta D [D ...] "
+                         "(the certified eps at each delta)")
+    if not 0.0 < args.interval < math.inf:
+        raise ValueError(f"--interval (the loss grid) must be finite and > 0, got {args.interval:g}")
+    if not 0.0 < args.sensitivity < math.inf:
+        raise ValueError(f"sensitivity must be finite and > 0, got {args.sensitivity:g}")   # _main names the flag
+    if any(not 0.0 <= e < math.inf for e in args.eps or []):
+        raise ValueError(f"--eps values must be finite and >= 0, got {args.eps}")
+    if any(not 0.0 < d <= 1.0 for d in args.delta or []):
+        raise ValueError(f"--delta values must be in (0, 1], got {args.delta}")
+
+
+def _bracket_text(row: dict) -> str:
+    if not math.isfinite(row["eps"]):
+        return "no eps: the plan's infinite-loss mass exceeds delta"
+    return (f"[{_fmt_delta(row['at_eps_delta_lower'], row['at_eps_log_delta_lower'], up=False)}, "
+            f"{_fmt_delta(row['at_eps_delta_upper'], row['at_eps_log_delta_upper'], up=True)}]")
+
+
+def _record(curve: list[dict], epsilons: list[dict], plan_text: str) -> dict:
+    points = [(r["eps"], r["delta_upper"]) for r in curve] + [(r["eps"], r["delta"]) for r in epsilons
+                                                               if math.isfinite(r["eps"])]
+    return make_record(
+        attacker=dict(belief="none: the mechanisms' own noise", belief_source="none",
+                      text="any attacker (standard DP, add or remove one row: the larger of both orders)"),
+        guarantee=guarantee(kind="DP", eps=[e for e, _ in points], delta_mechanism=[d for _, d in points],
+                            text=f"{plan_text} is (eps, delta)-DP at each pair listed (delta: the certified "
+                                 "upper end)"),
+        noise=None, warnings=[])
+
+
+def _run(args: argparse.Namespace) -> int:
+    _check_targets(args)
+    plan = [_parse(option, text) for option, text in args.plan]
+    # a fresh plan per question: a plan caches its tilts, and what it was asked before can change (or,
+    # in ppk 0.1.0, break) the next answer; fresh plans give every answer as the Python API gives it alone
+    def fresh() -> PLD:
+        return compose_plan(plan, sensitivity=args.sensitivity, interval=args.interval)
+    curve = _curve_rows(fresh(), args.eps) if args.eps else []
+    epsilons = [_epsilon_row(fresh(), d) for d in args.delta or []]
+    plan_text = " + ".join(r.describe() for r in plan)
+    record = _record(curve, epsilons, plan_text)
+    if args.json:
+        print_json(dict(plan=[dict(mechanism=r.option, values=dict(zip(_MECHANISMS[r.option][0], r.values)),
+                                   times=r.times) for r in plan],
+                        sensitivity=args.sensitivity, interval=args.interval, curve=curve, epsilons=epsilons,
+                        record=record))
+        return 0
+    print(f"plan: {plan_text}")
+    print(f"sensitivity {args.sensitivity:g}; loss grid --interval {args.interval:g}")
+    print("The true delta lies in [lower, upper] (rounded outward); the eps printed is never below the true one.\n")
+    if curve:
+        tiny = any(-math.inf < r["log_delta_upper"] < -300 * _LN10 for r in curve)
+        print_table(["eps", "delta lower", "delta upper"] + (["ln(delta upper)"] if tiny else []),
+                    [[f"{r['eps']:g}", _fmt_delta(r["delta_lower"], r["log_delta_lower"], up=False),
+                      _fmt_delta(r["delta_upper"], r["log_delta_upper"], up=True)]
+                     + ([f"{r['log_delta_upper']:.10g}"] if tiny else []) for r in curve])
+    if curve and epsilons:
+        print()
+    if epsilons:
+        print_table(["delta", "eps (certified)", "delta bracket at that eps"],
+                    [[f"{r['delta']:g}", _round_sig(r["eps"], 8, up=True), _bracket_text(r)] for r in epsilons])
+    print_record(record)
+    return 0
+
+
+_DESCRIPTION = """\
+The certified privacy of a release plan: K independent runs of each mechanism given, composed (privacy loss
+distributions on a grid, read off tilted FFTs with every rounding and truncation error bounded). For each
+--eps it prints a bracket [lower, upper] that holds the true delta(eps) of the composition (add or remove one
+row, the larger of both orders); for each --delta the least eps whose certified upper end is <= delta, never
+below the true eps.
+
+Mechanisms (repeat an option for several; K runs, default 1):
+  --gaussian SIGMA[xK]               N(0, SIGMA^2) noise
+  --laplace B[xK]                    Laplace noise of scale B
+  --subsampled-gaussian SIGMA:Q[xK]  Gaussian on a Poisson sample with probability Q (DP-SGD's steps)
+  --subsampled-laplace B:Q[xK]       Laplace on a Poisson sample with probability Q
+  --randomized-response EPS0[xK]     binary randomized response with local eps EPS0
+SIGMA and B are in the query's units, and the query changes by at most --sensitivity (default 1: SIGMA is
+the standard deviation in units of the sensitivity). Gaussian runs are merged exactly into one Gaussian.
+
+--interval is the grid of the privacy loss: the bracket's width comes from it, about |ln delta| *
+interval^2 / (4 v) relative for a per-run loss variance v, so halving it narrows the bracket four times
+(and costs about twice the time)."""
+
+_EPILOG = """\
+examples:
+  ppk compose --gaussian 10x200 --randomized-response 0.1x300 --delta 1e-6 1e-12
+  ppk compose --subsampled-gaussian 2:0.01x3000 --interval 1e-4 --delta 1e-15
+  ppk compose --laplace 20x5 --gaussian 3 --eps 0.5 1 2 --json"""
+
+
+def register(sub: Any) -> None:
+    """Add compose to the sub-commands ``sub``."""
+    c = add_command(sub, "compose", _run, help="certified (eps, delta) of a composed plan of mechanisms",
+                    description=_DESCRIPTION, epilog=_EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
+    for option, (names, label) in _MECHANISMS.items():
+        c.add_argument(f"--{option}", dest="plan", action=_AddRuns, const=option, nargs="+", default=[],
+                       metavar=":".join(names) + "[xK]", help=f"{label}: K runs (e.g. {_EXAMPLE[option]})")
+    c.add_argument("--sensitivity", type=float, default=1.0, metavar="S",
+                   help="how much the query changes with one row, in the units of SIGMA and B (default 1)")
+    c.add_argument("--interval", type=float, default=1e-4, metavar="DX",
+                   help="the privacy loss grid (default %(default)g); smaller: a narrower bracket, slower")
+    c.add_argument("--eps", type=float, nargs="+", default=None, metavar="E",
+                   help="print the certified delta bracket at each eps")
+    c.add_argument("--delta", type=float, nargs="+", default=None, metavar="D",
+                   help="print the certified (never too small) eps at each delta")
+    add_json_flag(c)

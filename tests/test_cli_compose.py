@@ -1,0 +1,132 @@
+"""``ppk compose``: the printed and JSON numbers are the Python API's (rounded outward in the table), bad
+input is one line naming the option with exit status 2, and --help explains the units and the grid."""
+import json
+import math
+import re
+
+import pytest
+
+import ppk
+from ppk.cli import main
+
+PLD = ppk.PrivacyLossDistribution
+
+
+def _rr(eps0, dx):
+    e = math.exp(-eps0)
+    p = [1 / (1 + e), e / (1 + e)]
+    return PLD.from_pmfs(p, p[::-1], value_discretization_interval=dx)
+
+
+def _gauss_rr(dx):
+    """--gaussian 10x200 --randomized-response 0.1x300, as the Python API builds it (a fresh plan per call)."""
+    return PLD.from_gaussian_mechanism(10.0, value_discretization_interval=dx).self_compose(200).compose(
+        _rr(0.1, dx).self_compose(300))
+
+
+def _subsampled():
+    return PLD.from_gaussian_mechanism(2.0, sampling_prob=0.01, value_discretization_interval=1e-4).self_compose(3000)
+
+
+_GAUSS_RR = ["compose", "--gaussian", "10x200", "--randomized-response", "0.1x300", "--interval", "1e-3"]
+_SUBSAMPLED = ["compose", "--subsampled-gaussian", "2:0.01x3000", "--interval", "1e-4"]
+
+
+def _delta_rows(out):
+    """{delta: (eps, lower, upper)} from the table 'delta  eps (certified)  delta bracket at that eps'."""
+    rows = re.findall(r"^(\S+)\s+(\S+)\s+\[(\S+), (\S+)\]$", out, re.M)
+    return {float(d): (float(e), float(lo), float(hi)) for d, e, lo, hi in rows}
+
+
+@pytest.mark.parametrize("argv, plan, deltas", [(_GAUSS_RR, _gauss_rr, [1e-6, 1e-12]),
+                                                (_SUBSAMPLED, _subsampled, [1e-15])], ids=["gauss+rr", "subsampled"])
+def test_the_certified_eps_is_the_apis_rounded_up(argv, plan, deltas, capsys):
+    if plan is _gauss_rr:
+        plan = lambda: _gauss_rr(1e-3)   # noqa: E731
+    assert main(argv + ["--delta", *map(str, deltas)]) == 0
+    out = capsys.readouterr().out
+    assert "plan: " in out and "--interval" in out
+    rows = _delta_rows(out)
+    assert sorted(rows) == sorted(deltas)
+    for d in deltas:
+        pld = plan()
+        eps = pld.get_epsilon_for_delta(d)
+        lo, hi = pld.delta_bracket(eps)
+        printed_eps, printed_lo, printed_hi = rows[d]
+        assert eps <= printed_eps <= eps * (1 + 1e-7)          # 8 digits, rounded up
+        assert lo * (1 - 1e-5) <= printed_lo <= lo and hi <= printed_hi <= hi * (1 + 1e-5)
+        assert hi <= d
+
+
+def test_json_has_the_apis_numbers(capsys):
+    assert main(_GAUSS_RR + ["--eps", "1", "20", "--delta", "1e-6", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["interval"] == 1e-3 and out["sensitivity"] == 1.0
+    assert out["plan"] == [dict(mechanism="gaussian", values=dict(SIGMA=10.0), times=200),
+                           dict(mechanism="randomized-response", values=dict(EPS0=0.1), times=300)]
+    lo, hi = _gauss_rr(1e-3).delta_bracket([1.0, 20.0])
+    log_lo, log_hi = _gauss_rr(1e-3).log_delta_bracket([1.0, 20.0])
+    for row, a, b, la, lb in zip(out["curve"], lo, hi, log_lo, log_hi):
+        assert row["log_delta_lower"] == la and row["log_delta_upper"] == lb
+        assert row["delta_upper"] == math.nextafter(b, math.inf)      # one ulp up: never below the API's end
+        assert row["delta_lower"] == math.nextafter(a, 0.0)
+    pld = _gauss_rr(1e-3)
+    eps = pld.get_epsilon_for_delta(1e-6)
+    (row,) = out["epsilons"]
+    assert row["delta"] == 1e-6 and row["eps"] == eps
+    assert row["at_eps_log_delta_upper"] == pld.log_delta_bracket(eps)[1]
+    g = out["record"]["guarantee"]
+    assert g["kind"] == "DP" and g["eps"] == [1.0, 20.0, eps] and g["delta_mechanism"][2] == 1e-6
+
+
+def test_a_delta_below_the_float_range_is_printed_from_its_log(capsys):
+    # two Gaussian runs are one Gaussian, in closed form: delta(20) ~ e^-899
+    assert main(["compose", "--gaussian", "3x2", "--eps", "20", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["curve"]
+    assert row["delta_upper"] > 0 and row["log_delta_upper"] < -800
+    assert main(["compose", "--gaussian", "3x2", "--eps", "20"]) == 0
+    out = capsys.readouterr().out
+    assert "ln(delta upper)" in out
+    mantissa, exponent = re.search(r"^20\s+\S+\s+(\d\.?\d*)e(-\d+)\s", out, re.M).groups()
+    assert math.log(float(mantissa)) + int(exponent) * math.log(10) >= row["log_delta_upper"]
+
+
+@pytest.mark.parametrize("argv, words", [
+    (["--gaussian", "10y200", "--eps", "1"], ["--gaussian 10y200", "SIGMA[xK]"]),
+    (["--gaussian", "-1", "--eps", "1"], ["--gaussian -1", "SIGMA", "> 0"]),
+    (["--subsampled-gaussian", "2:1.5x10", "--eps", "1"], ["--subsampled-gaussian 2:1.5x10", "Q", "(0, 1]"]),
+    (["--subsampled-gaussian", "2x10", "--eps", "1"], ["--subsampled-gaussian 2x10", "SIGMA:Q[xK]"]),
+    (["--laplace", "1x0", "--eps", "1"], ["--laplace 1x0", "K", ">= 1"]),
+    (["--randomized-response", "-0.1", "--eps", "1"], ["--randomized-response -0.1", "EPS0"]),
+    (["--eps", "1"], ["no mechanism", "--gaussian"]),
+    (["--gaussian", "3"], ["--eps", "--delta"]),
+    (["--laplace", "1x1e12", "--eps", "1"], ["--laplace 1x1e12", "--interval", "fewer compositions"]),
+    (["--gaussian", "3", "--delta", "2"], ["--delta", "(0, 1]"]),
+    (["--gaussian", "3", "--eps", "1", "--interval", "0"], ["--interval", "> 0"]),
+    (["--gaussian", "3", "--eps", "1", "--sensitivity", "-2"], ["--sensitivity must"]),
+])
+def test_bad_input_is_one_line_naming_the_option(argv, words, capsys):
+    assert main(["compose", *argv]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("ppk compose: error: ") and err.count("\n") == 1 and "Traceback" not in err
+    for w in words:
+        assert w in err
+
+
+def test_help_explains_units_certification_and_the_grid(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["compose", "--help"])
+    assert stop.value.code == 0
+    out = capsys.readouterr().out
+    for words in ("holds the true delta", "never\nbelow the true eps", "standard deviation in units of the sensitivity",
+                  "--interval is the grid", "ppk compose --gaussian 10x200 --randomized-response 0.1x300"):
+        assert words in out
+
+
+@pytest.mark.xfail(strict=True, reason="ppk.pld at value_discretization_interval=1e-4 (the default): the tilted "
+                   "plan of Gaussian 10x200 + randomized response 0.1x300 gives eps(1e-6) = 10.32 below the exact "
+                   "12.546155 (docs/accuracy.md's table); reported, src/ppk/pld is not this command's")
+def test_the_default_grid_does_not_under_report(capsys):
+    assert main(["compose", "--gaussian", "10x200", "--randomized-response", "0.1x300", "--delta", "1e-6",
+                 "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["epsilons"][0]["eps"] >= 12.546155
