@@ -121,3 +121,25 @@ def test_lattice_pair_composed_by_exact_enumeration_far_into_the_tail():
     assert exact[-1] < -290
     assert np.all(lo <= exact) and np.all(exact <= up), (lo - exact, up - exact)
     assert np.all(np.expm1(up - lo) < 0.05)
+
+
+def test_a_fine_grid_and_the_order_of_questions_change_nothing_certified():
+    # the merged Gaussian leaf needs more than a million buckets at Delta = 1e-4 (it reaches e^-800): it must
+    # stay on the plan's grid (it was once built on 2e-4 and read as 1e-4: delta(1) 0.511 for 0.589)
+    dx, eps0 = 1e-4, 0.1
+    pe = math.exp(eps0) / (1 + math.exp(eps0))
+
+    def plan():
+        rr = PLD.from_pmfs([pe, 1 - pe], [1 - pe, pe], value_discretization_interval=dx)
+        return PLD.from_gaussian_mechanism(10.0, value_discretization_interval=dx).self_compose(200).compose(
+            rr.self_compose(300))
+    eps = np.array([1.0, 5.0])
+    lo, up = plan().log_delta_bracket(eps)
+    exact = np.array([_rr_gaussian_log_delta(eps0, 300, math.sqrt(2.0), e) for e in eps])
+    assert np.all(lo <= exact) and np.all(exact <= up), (lo - exact, up - exact)
+    # every eps reads the tilt on a fixed grid: the same answer whatever was asked before
+    fresh = plan().get_epsilon_for_delta(1e-6)
+    asked = plan()
+    asked.delta_bracket(20.0)
+    asked.delta_bracket(np.linspace(0.0, 30.0, 7))
+    assert asked.get_epsilon_for_delta(1e-6) == fresh

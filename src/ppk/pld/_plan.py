@@ -20,7 +20,7 @@ import numpy as np
 
 from ..baselines import analytic_gaussian_epsilon, analytic_gaussian_log_delta_bracket
 from . import _tilted
-from ._masses import LD
+from ._masses import LD, MAX_BUILD_BUCKETS
 from ._tilted_bracket import PlanCurve
 
 #: How deep the merged Gaussian leaf is built (its tails below e^-bound are counted as an infinite loss
@@ -72,8 +72,15 @@ class Plan:
         mu2 = sum(k * leaf._gaussian_mu ** 2 for leaf, k in self.factors if leaf._gaussian_mu is not None)
         rest = [(leaf, k) for leaf, k in self.factors if leaf._gaussian_mu is None]
         if mu2 > 0:
-            rest.append((cls.from_gaussian(sigma=1.0 / math.sqrt(mu2), value_discretization_interval=self.dx,
-                                           log_mass_truncation_bound=GAUSSIAN_LOG_BOUND), 1))
+            leaf = cls.from_gaussian(sigma=1.0 / math.sqrt(mu2), value_discretization_interval=self.dx,
+                                     log_mass_truncation_bound=GAUSSIAN_LOG_BOUND, max_buckets=MAX_BUILD_BUCKETS)
+            if leaf.value_discretization_interval != self.dx:   # the builder had to coarsen its grid
+                raise ValueError(f"the plan's Gaussian runs (mu = {math.sqrt(mu2):.6g}) need more than "
+                                 f"{MAX_BUILD_BUCKETS:,} buckets of {self.dx:g} to reach e^{GAUSSIAN_LOG_BOUND:g}: use "
+                                 "a larger value_discretization_interval")
+            rest.append((leaf, 1))
+        for leaf, _ in rest:   # every factor's grid index must mean the same loss
+            assert leaf.value_discretization_interval == self.dx, "a plan's leaves share one grid"
         return rest
 
     def curve(self, cls: Any) -> Any:

@@ -13,8 +13,9 @@ The plan is a list of ``(leaf, count)``: uncomposed PLDs, each taken ``count`` t
   delta is below the truth), ``sum_K (P_K - e^eps Q_K)`` over the labels whose computed loss exceeds eps,
   minus every error bound (P lower, Q upper), plus the composed mass of distinguishing events.
 
-A tilt serves the eps within ``COVER_SDS`` tilted deviations of its mean; :class:`PlanCurve` keeps the tilts it
-has made, so a search over eps (``get_epsilon_for_delta``) makes two or three.  Everything is summed in long
+Tilts are centred on a fixed grid of loss indices (``COVER_SDS`` untilted deviations apart) and each eps is
+read off the nearest one, so an answer never depends on what was asked before; :class:`PlanCurve` keeps the
+tilts it has made, so a search over eps (``get_epsilon_for_delta``) makes two or three.  Everything is summed in long
 double relative to a reference weight per tilt, so deltas far below 1e-300 stay representable; the results
 are natural logs.
 """
@@ -29,8 +30,8 @@ import numpy.typing as npt
 from . import _tilted
 from ._masses import _MASS_RTOL, LD
 
-#: eps read off one tilt: those whose grid index lies within this many tilted standard deviations of
-#: the tilted mean (masses there are within e^-4.5 of its peak: the FFT's error stays ~1e-14 of them).
+#: Tilts are centred this many untilted standard deviations apart (on the grid of loss indices); each
+#: eps is read off the nearest one.
 COVER_SDS = 3.0
 _T_MAX_LOSS = 1e5      # the largest tilt, per unit of loss ...
 _T_MAX_SPAN = 4000.0   # ... and per window: e^{t n} (and its square) stays inside the long-double range
@@ -179,10 +180,13 @@ class _OrderCurve:
             m_true.append((inf * (1 - 1e-15), k))
             q_cut.append((min(1.0, float(b.overflow_q if order == 0 else b.overflow_p) * (1 + 1e-15)), k))
         self.log_inf_up, self.log_inf_true, self.log_q_cut = _union_log(m_up), _union_log(m_true), _union_log(q_cut)
-        self._pa = self.atoms
         self.t_max = min(_T_MAX_LOSS * dx, _T_MAX_SPAN / _tilted.window_size(self.atoms))
-        self.upper_tilts: list[tuple[float, float, _UpperTilt]] = []
-        self.lower_tilts: list[tuple[float, float, _LowerTilt]] = []
+        # tilts are centred on a grid of COVER_SDS untilted deviations: every eps is read within a deviation
+        # and a half of its tilt's centre (masses there within e^-1.2 of the peak, for a near-normal law)
+        self.sd = math.sqrt(max(sum(f.count * f.moments(0.0)[2] for f in self.atoms), 1.0))
+        self.quantum = COVER_SDS * self.sd
+        self.upper_tilts: dict[int, _UpperTilt] = {}
+        self.lower_tilts: dict[int, _LowerTilt] = {}
 
     @property
     def bucket_factors(self) -> tuple[list[_tilted.Factor], list[_tilted.Factor]]:
@@ -193,44 +197,29 @@ class _OrderCurve:
             self._buckets = (bp, bq) if self.order == 0 else ([f.mirrored() for f in bq], [f.mirrored() for f in bp])
         return self._buckets
 
-    @staticmethod
-    def _cover(tilts: list, index: float) -> Any:
-        return next((entry for entry in tilts if entry[0] <= index <= entry[1]), None)
+    def _upper_tilt(self, key: int) -> _UpperTilt:
+        if key not in self.upper_tilts:
+            index = key * self.quantum
+            tl = _tilted.compose(self.atoms, t=_tilted.saddle(self.atoms, index, self.t_max), rtol=_MASS_RTOL)
+            self.upper_tilts[key] = _UpperTilt(tl, self.dx)
+        return self.upper_tilts[key]
 
-    @staticmethod
-    def _range(tl: _tilted.Tilted) -> tuple[float, float]:
-        half = COVER_SDS * max(tl.sd, 1.0)
-        return (-np.inf if tl.t == 0 else tl.mean - half), tl.mean + half
-
-    def _upper_tilt(self, index: float) -> tuple[float, float, _UpperTilt]:
-        entry = self._cover(self.upper_tilts, index)
-        if entry is None:
-            tl = _tilted.compose(self.atoms, t=_tilted.saddle(self._pa, index, self.t_max), rtol=_MASS_RTOL)
-            entry = (*self._range(tl), _UpperTilt(tl, self.dx))
-            self.upper_tilts.append(entry)
-        return entry
-
-    def _lower_tilt(self, index: float) -> tuple[float, float, _LowerTilt]:
-        entry = self._cover(self.lower_tilts, index)
-        if entry is None:
+    def _lower_tilt(self, key: int) -> _LowerTilt:
+        if key not in self.lower_tilts:
             bp, bq = self.bucket_factors
-            tp = _tilted.compose(bp, t=_tilted.saddle(bp, index, self.t_max), rtol=_MASS_RTOL)
+            tp = _tilted.compose(bp, t=_tilted.saddle(bp, key * self.quantum, self.t_max), rtol=_MASS_RTOL)
             tq = _tilted.compose_shifted(bq, tp, self.dx, _MASS_RTOL)
-            entry = (*self._range(tp), _LowerTilt(tp, tq))
-            self.lower_tilts.append(entry)
-        return entry
+            self.lower_tilts[key] = _LowerTilt(tp, tq)
+        return self.lower_tilts[key]
 
     def _by_tilt(self, eps: npt.NDArray[np.float64], shift: float, get: Any, read: Any) -> npt.NDArray[np.longdouble]:
+        """Each eps read off the tilt centred at the nearest multiple of ``quantum`` (grid indices): the same
+        eps always reads the same tilt, whatever was asked before."""
         out = np.full(eps.shape, -np.inf, dtype=LD)
-        index = eps / self.dx + shift
-        todo = np.argsort(index)
-        while todo.size:
-            lo, hi, tilt = get(float(index[todo[0]]))
-            # the first eps left is served (its tilt was made for it), and every other one in the cover
-            mine = (index[todo] >= lo) & (index[todo] <= hi)
-            mine[0] = True
-            out[todo[mine]] = read(tilt, eps[todo[mine]])
-            todo = todo[~mine]
+        keys = np.rint((eps / self.dx + shift) / self.quantum).astype(np.int64)
+        for key in np.unique(keys):
+            mine = keys == key
+            out[mine] = read(get(int(key)), eps[mine])
         return out
 
     def log_upper(self, eps: npt.NDArray[np.float64]) -> npt.NDArray[np.longdouble]:
@@ -250,29 +239,24 @@ class PlanCurve:
         self.orders = [_OrderCurve(plan, order, dx) for order in (0, 1)]
 
     def epsilon_bracket(self, log_delta: float) -> tuple[float, float]:
-        """(lo, hi) with log upper(lo) > log_delta >= log upper(hi), hi - lo within one tilt's cover (so a
-        search between them makes no more tilts); (0, 0) when eps = 0 already reaches log_delta.  Starts at
-        the Gaussian guess from the untilted composition's moments and scans the cover of the tilt there."""
+        """(lo, hi) with log upper(lo) > log_delta >= log upper(hi); (0, 0) when eps = 0 already reaches
+        log_delta.  From the Gaussian guess of the untilted composition's moments, hi steps right (doubling)
+        until the certified upper end falls to log_delta; a search between them then reads few tilts."""
         o = self.orders[0]
-        moments = [p.moments(0.0) for p in o._pa]
-        mean = sum(p.count * m[1] for p, m in zip(o._pa, moments))
-        sd = math.sqrt(max(sum(p.count * m[2] for p, m in zip(o._pa, moments)), 1.0))
-        e = max(0.0, (mean + sd * math.sqrt(2 * max(-log_delta, 1.0))) * self.dx)
-        for _ in range(200):   # each pass moves by a cover's width (a few tilted deviations) at least
-            lo, hi, _ = o._upper_tilt(e / self.dx)
-            a, b = max(0.0, lo * self.dx if math.isfinite(lo) else 0.0), max(hi * self.dx, e + self.dx)
-            grid = np.linspace(a, b, 65)
-            above = self.log_upper(grid) > log_delta
-            if above.all():
-                e = b + (b - a)
-            elif not above.any():
-                if a <= 0.0:
-                    return 0.0, 0.0
-                e = max(0.0, a - (b - a))
-            else:
-                i = int(np.argmin(above))
-                return float(grid[i - 1]), float(grid[i])
-        raise ValueError("no eps found for this delta within 200 tilts: the plan's losses reach too far")
+        moments = [f.moments(0.0) for f in o.atoms]
+        mean = sum(f.count * m[1] for f, m in zip(o.atoms, moments))
+
+        def above(e: float) -> bool:
+            return bool(self.log_upper(np.array([e], dtype=np.float64))[0] > log_delta)
+        if not above(0.0):
+            return 0.0, 0.0
+        lo, hi = 0.0, max(self.dx, (mean + o.sd * math.sqrt(2 * max(-log_delta, 1.0))) * self.dx)
+        step = max(o.sd * self.dx, self.dx)
+        for _ in range(200):
+            if not above(hi):
+                return lo, hi
+            lo, hi, step = hi, hi + step, 2 * step
+        raise ValueError("no eps found for this delta within 200 doublings: the plan's losses reach too far")
 
     def log_upper(self, eps: npt.NDArray[np.float64]) -> npt.NDArray[np.longdouble]:
         return np.minimum(np.maximum(*(o.log_upper(eps) for o in self.orders)), LD(0))
