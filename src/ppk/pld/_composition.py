@@ -97,7 +97,7 @@ def materialize(pld: Any) -> tuple[Any, Any, float]:
     """A plan's (buckets, atoms, interval), composed eagerly from the factors its bracket uses (the Gaussian
     runs merged into one mechanism)."""
     out = None
-    for leaf, k in pld._plan.evaluated(type(pld)):
+    for leaf, k in pld._plan.evaluated(type(pld), on_grid=False):
         part = eager_self_compose(leaf, k, independent=True)
         out = part if out is None else compose(out, part, independent=True, truncate=True, eager=True)
     assert out is not None

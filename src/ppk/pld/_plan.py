@@ -66,11 +66,15 @@ class Plan:
     def __repr__(self) -> str:
         return " + ".join(f"{k} x {leaf!r}" for leaf, k in self.factors)
 
-    def evaluated(self, cls: Any) -> list[tuple[Any, int]]:
+    def evaluated(self, cls: Any, *, on_grid: bool = True) -> list[tuple[Any, int]]:
         """The factors the curve composes: the Gaussian leaves merged into one (see the module), built on the
-        plan's grid by ``cls.from_gaussian`` down to e^GAUSSIAN_LOG_BOUND."""
+        plan's grid by ``cls.from_gaussian`` down to e^GAUSSIAN_LOG_BOUND (``on_grid=False``: for vectors
+        composed eagerly, which may coarsen their grid anyway, within the builder's default size)."""
         mu2 = sum(k * leaf._gaussian_mu ** 2 for leaf, k in self.factors if leaf._gaussian_mu is not None)
         rest = [(leaf, k) for leaf, k in self.factors if leaf._gaussian_mu is None]
+        if mu2 > 0 and not on_grid:
+            return rest + [(cls.from_gaussian(sigma=1.0 / math.sqrt(mu2), value_discretization_interval=self.dx,
+                                              log_mass_truncation_bound=GAUSSIAN_LOG_BOUND), 1)]
         if mu2 > 0:
             leaf = cls.from_gaussian(sigma=1.0 / math.sqrt(mu2), value_discretization_interval=self.dx,
                                      log_mass_truncation_bound=GAUSSIAN_LOG_BOUND, max_buckets=MAX_BUILD_BUCKETS)

@@ -346,27 +346,26 @@ class PrivacyLossDistribution:
     # ------------------------------------------------------------------ delta (ppk.pld._bracket)
     def _ends(self, eps: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.longdouble], npt.NDArray[np.longdouble]]:
         """(lower, upper) of max over both orders of delta at every eps (long double), vectorised."""
-        if self._plan is not None:
-            lo, up = self._plan_curve().log_ends(eps)
+        curve = self._curve()
+        if curve is not None:
+            lo, up = curve.log_ends(eps)
             return np.exp(lo), np.exp(up)
         if self._sums is None:
             self._sums = _bracket.prefix_sums(self._atoms, self._buckets)
         return _bracket.ends(eps, self.value_discretization_interval, self._atoms, self._buckets, self._sums,
                              self.infinity_mass_upper, self.infinity_mass_lower)
 
-    def _plan_curve(self) -> Any:
-        assert self._plan is not None
-        return self._plan.curve(PrivacyLossDistribution)
+    def _curve(self) -> Any:
+        """A plan's reader (ppk.pld._plan; a Gaussian mechanism's closed form), None for other leaves."""
+        if self._plan is None and self._gaussian_mu is None:
+            return None
+        return Plan.of(self).curve(PrivacyLossDistribution)
 
-    def _upper_ld(self, eps: float) -> np.longdouble:
-        """The upper end alone (a plan reads only its atoms' tilts)."""
-        if self._plan is not None:
-            return np.exp(self._plan_curve().log_upper(np.array([eps], dtype=np.float64))[0])
-        return self._bracket_ld(eps)[1]
-
-    def _bracket_ld(self, eps: float):
-        lo, hi = self._ends(np.array([eps], dtype=np.float64))
-        return lo[0], hi[0]
+    def _upper_ld(self, eps: float) -> np.longdouble:   # a plan reads only its atoms' tilts
+        curve = self._curve()
+        if curve is not None:
+            return np.exp(curve.log_upper(np.array([eps], dtype=np.float64))[0])
+        return self._ends(np.array([eps], dtype=np.float64))[1][0]
 
     def _map_eps(self, eps, fn):
         flat, scalar = real_array("eps", eps, minimum=0.0)
@@ -391,10 +390,13 @@ class PrivacyLossDistribution:
     def log_delta_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray]: ...
     def log_delta_bracket(self, eps: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
         """Natural logs of :meth:`delta_bracket`, finite far below 1e-300 (long-double masses)."""
-        def logs(lo, hi):
-            with np.errstate(divide="ignore"):
-                return np.log(lo), np.log(hi)
-        return self._map_eps(eps, logs)
+        curve = self._curve()
+        if curve is not None:     # logs all the way (e^-22462 is 0 even in long double)
+            flat, scalar = real_array("eps", eps, minimum=0.0)
+            lo, hi = (x.astype(np.float64) for x in curve.log_ends(flat))
+            return (float(lo[0]), float(hi[0])) if scalar else (lo.reshape(np.shape(eps)), hi.reshape(np.shape(eps)))
+        with np.errstate(divide="ignore"):
+            return self._map_eps(eps, lambda lo, hi: (np.log(lo), np.log(hi)))
 
     @overload
     def get_delta_for_epsilon(self, eps: float) -> float: ...
@@ -402,9 +404,10 @@ class PrivacyLossDistribution:
     def get_delta_for_epsilon(self, eps: npt.ArrayLike) -> FloatArray: ...
     def get_delta_for_epsilon(self, eps: npt.ArrayLike) -> float | FloatArray:
         """delta(eps): the upper end of the bracket (``pessimistic_estimate=True``) or the lower end."""
-        if self._plan is not None and self.pessimistic_estimate:   # a plan reads only its atoms' tilts
+        curve = self._curve()
+        if curve is not None and self.pessimistic_estimate:   # a plan reads only its atoms' tilts
             flat, scalar = real_array("eps", eps, minimum=0.0)
-            up = np.exp(self._plan_curve().log_upper(flat)).astype(np.float64)
+            up = np.exp(curve.log_upper(flat)).astype(np.float64)
             return float(up[0]) if scalar else up.reshape(np.shape(eps))
         lo, hi = self.delta_bracket(eps)
         return hi if self.pessimistic_estimate else lo
@@ -419,13 +422,13 @@ class PrivacyLossDistribution:
         f0 = excess(0.0)
         if f0 <= 0:
             return 0.0
-        lo = 0.0
-        if self._plan is None:
+        lo, curve = 0.0, self._curve()
+        if curve is None:
             m = self._atoms
             k_max = max(abs(m.offset), abs(m.offset + m.p.size)) + 1
             hi = (k_max + 1) * self.value_discretization_interval
         else:   # a plan's losses reach far: its curve brackets eps within one tilt (or in closed form)
-            lo, hi = self._plan_curve().epsilon_bracket(math.log(delta))
+            lo, hi = curve.epsilon_bracket(math.log(delta))
             if hi == 0.0:
                 return 0.0
             f0 = excess(lo)
@@ -436,13 +439,9 @@ class PrivacyLossDistribution:
 
     # ------------------------------------------------------------------ composition
     def compose(self, other: "PrivacyLossDistribution", *, independent: bool | None = None) -> "PrivacyLossDistribution":
-        """The PLD of running both mechanisms on independent randomness (losses add).
-
-        Two natural-noise PLDs over the same unknown rows share them: their noise is not
-        fresh, and composing them as independent would under-report delta.  That raises
-        ``ValueError``; use ``CountingQuery.repeat(k)`` for k releases of one count, or pass
-        ``independent=True`` if the releases really use disjoint unknown rows.
-        """
+        """The PLD of running both mechanisms on independent randomness (losses add).  Two natural-noise PLDs
+        over the same unknown rows share them (their noise is not fresh): ``ValueError``, unless
+        ``independent=True`` says the releases really use disjoint unknown rows."""
         return self._compose(other, independent=independent, truncate=True)
 
     def _compose(self, other: "PrivacyLossDistribution", *, independent: bool | None,
