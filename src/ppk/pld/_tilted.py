@@ -124,19 +124,53 @@ class Tilted:
         return self.log_z - LD(self.t) * self.s.astype(LD)
 
 
-def _chernoff(prepared: list[Factor], t: float, log_zs: list[float], edge: float, right: bool, sd: float) -> float:
-    """A bound on the tilted composed mass beyond ``edge`` (right: >= edge; left: < edge): the least of
-    exp(K(th) - th edge) over a few th, K the tilted law's cumulant generating function (in double: its
-    rounding, ~1e-13 of the logs' sizes, is covered by the slack in the exponent)."""
-    best = 1.0
-    for mult in (1.0, 2.0, 4.0, 8.0):
-        th = mult * WINDOW_SDS / max(sd, 1e-300) / 4 * (1 if right else -1)
-        terms = [p.count * (p.moments(t + th)[0] - lz) for p, lz in zip(prepared, log_zs)]
-        k = sum(terms)
-        slack = 1e-12 * (sum(abs(x) for x in terms) + abs(th * edge)) + 1e-12
-        with np.errstate(over="ignore"):
-            best = min(best, math.exp(min(k - th * edge + slack, 0.0)))
-    return best
+def _core(p: Factor, t: float, lz: float, right: bool, budget: float) -> tuple[np.ndarray, float]:
+    """The factor's entries that a Chernoff bound uses, and the tilted mass it leaves out (at most
+    ``budget``): the far tail on the bound's side, whose e^{th j} would swamp the generating function of a
+    long-tailed factor (a subsampled mechanism's loss)."""
+    x = p.log_v64 + t * p.j64 - lz
+    w = np.exp(x - np.max(x)) * math.exp(float(np.max(x)))       # tilted masses (sum <= 1)
+    tail = np.cumsum(w[::-1])[::-1] if right else np.cumsum(w)   # mass from each entry outward
+    drop = tail <= budget
+    keep = ~drop
+    left_out = float(np.max(tail[drop], initial=0.0)) * (1 + 1e-12)
+    return keep, left_out
+
+
+class _TailBound:
+    """Bounds on the tilted composed mass beyond an edge (right: >= edge; left: < edge).  Each factor's far
+    tail on that side (tilted mass <= 1e-40 / runs) is set aside -- some run lands there with probability at
+    most the sum of those masses -- and the rest is bounded by exp(K(th) - th edge) at the best of a few th,
+    K the kept parts' cumulant generating function.  K is taken about integer centres c_i of the factors,
+    ``K(th) - th edge = sum k_i C_i(th) + th (sum k_i c_i - edge)`` with ``C_i(th) = log E[e^{th (j - c_i)}]``:
+    the last bracket is an exact integer, so a 2^62-fold plan does not cancel 19 digits away (in double,
+    C_i's rounding is covered by the slack in the exponent)."""
+
+    def __init__(self, prepared: list[Factor], t: float, log_zs: list[float], sd: float):
+        self.prepared, self.t, self.log_zs, self.sd = prepared, t, log_zs, sd
+        total = sum(p.count for p in prepared)
+        self.cores = {right: [_core(p, t, lz, right, 1e-40 / total) for p, lz in zip(prepared, log_zs)]
+                      for right in (False, True)}
+        self.centres = [int(round(p.moments(t)[1])) if p.j64.size else 0 for p in prepared]
+        self.centre = sum(p.count * c for p, c in zip(prepared, self.centres))     # a Python int: exact
+
+    def __call__(self, edge: int, right: bool) -> float:
+        cores = self.cores[right]
+        set_aside = sum(p.count * out for p, (_, out) in zip(self.prepared, cores))
+        best = 1.0
+        for mult in (1 / 32, 1 / 8, 1 / 2, 1.0, 2.0, 4.0, 8.0):
+            th = mult * WINDOW_SDS / max(self.sd, 1.0) / 4 * (1 if right else -1)   # sd in grid steps
+            terms = []
+            for p, lz, c, (keep, _) in zip(self.prepared, self.log_zs, self.centres, cores):
+                x = p.log_v64[keep] + self.t * p.j64[keep] - lz + th * (p.j64[keep] - c)
+                top = float(np.max(x, initial=-np.inf))
+                terms.append(p.count * (top + math.log(float(np.sum(np.exp(x - top))))) if np.isfinite(top)
+                             else -math.inf)
+            k = sum(terms) + th * float(self.centre - int(edge))
+            slack = 1e-12 * (sum(abs(x) for x in terms if math.isfinite(x)) + 1.0)
+            with np.errstate(over="ignore"):
+                best = min(best, math.exp(min(k + slack, 0.0)))
+        return min(1.0, best + set_aside)
 
 
 def _fft_length(prepared: list[Factor], sd: float) -> int:
@@ -176,11 +210,20 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
     log_zs = [LD(st[0] + 4 * (p.j.size + 8) * U + 2 * er) for p, st, er in zip(prepared, stats, entry_rels)]
     mean = float(sum(p.count * st[1] for p, st in zip(prepared, stats)))
     sd = math.sqrt(max(float(sum(p.count * st[2] for p, st in zip(prepared, stats))), 0.0))
+    tail_bound = _TailBound(prepared, t, [st[0] for st in stats], sd)
     if window is None:
         n = _fft_length(prepared, sd)
         s_lo = int(round(mean)) - n // 2
+        below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)
+        # a long-tailed tilted law (a subsampled mechanism's) reaches past WINDOW_SDS deviations: widen the
+        # window (doubling, within MAX_FFT) until the mass outside it is negligible
+        while n * 2 <= MAX_FFT and below + above > 1e-30:
+            n *= 2
+            s_lo = int(round(mean)) - n // 2
+            below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)
     else:
         s_lo, n = window
+        below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)
     # each factor's tilted vector placed so that the composed index s sits at (s - s_lo) mod n
     spectrum = np.ones(n // 2 + 1, dtype=np.complex128)
     gamma = np.zeros(n // 2 + 1)          # relative rounding bound of each spectral entry's powers
@@ -222,9 +265,6 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
     err2 += U * float(np.sqrt(np.sum(c * c)))                 # the clipping below moves no entry away from c_N
     s = np.arange(s_lo, s_lo + n, dtype=np.int64)
     c = np.maximum(c[s % n], 0.0)
-    log_zs64 = [st[0] for st in stats]
-    below = _chernoff(prepared, t, log_zs64, float(s_lo), False, sd)
-    above = _chernoff(prepared, t, log_zs64, float(s_lo + n), True, sd)
     # the factors' own rounding, the conversion to double and the long-double normalisers (n ulps each)
     u_ld = float(np.finfo(LD).eps)
     log_rel = total * math.log1p(rtol + 2 * U + entry_rel + max(p.j.size for p in prepared) * u_ld)

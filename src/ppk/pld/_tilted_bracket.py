@@ -197,9 +197,16 @@ class _OrderCurve:
             self._buckets = (bp, bq) if self.order == 0 else ([f.mirrored() for f in bq], [f.mirrored() for f in bp])
         return self._buckets
 
+    @staticmethod
+    def _target(factors: list[_tilted.Factor], index: float) -> float:
+        """``index`` kept within the composed support (beyond it no tilt helps: the masses there are 0)."""
+        lo = sum(f.count * float(f.j64[0]) for f in factors if f.j64.size)
+        hi = sum(f.count * float(f.j64[-1]) for f in factors if f.j64.size)
+        return min(max(index, lo), hi)
+
     def _upper_tilt(self, key: int) -> _UpperTilt:
         if key not in self.upper_tilts:
-            index = key * self.quantum
+            index = self._target(self.atoms, key * self.quantum)
             tl = _tilted.compose(self.atoms, t=_tilted.saddle(self.atoms, index, self.t_max), rtol=_MASS_RTOL)
             self.upper_tilts[key] = _UpperTilt(tl, self.dx)
         return self.upper_tilts[key]
@@ -207,7 +214,8 @@ class _OrderCurve:
     def _lower_tilt(self, key: int) -> _LowerTilt:
         if key not in self.lower_tilts:
             bp, bq = self.bucket_factors
-            tp = _tilted.compose(bp, t=_tilted.saddle(bp, key * self.quantum, self.t_max), rtol=_MASS_RTOL)
+            tp = _tilted.compose(bp, t=_tilted.saddle(bp, self._target(bp, key * self.quantum), self.t_max),
+                                 rtol=_MASS_RTOL)
             tq = _tilted.compose_shifted(bq, tp, self.dx, _MASS_RTOL)
             self.lower_tilts[key] = _LowerTilt(tp, tq)
         return self.lower_tilts[key]

@@ -98,8 +98,15 @@ class NaturalWindow {
       if (lw(i) > -kInf) max_abs_ = std::max(max_abs_, std::fabs(lw(i)));
     }
     CompensatedSum s0, s1, s2;
+    // every value relative to the mode's, exponentiated once: the moments and, when no value lies beyond
+    // the long-double range below the mode (a window's usual case), the block sums too
+    std::vector<real> rel(lw_.size(), 0);
+    bool in_range = true;
     for (std::int64_t i = first_; i <= last_; ++i) {
-      const real e = std::exp(lw(i) - lw(mode)), x = static_cast<real>(i - mode);
+      const real d = lw(i) - lw(mode);
+      if (d > -kInf && d < -11000) in_range = false;
+      const real e = std::exp(d), x = static_cast<real>(i - mode);
+      rel[static_cast<std::size_t>(i)] = e;
       s0.add(e);
       s1.add(e * x);
       s2.add(e * x * x);
@@ -110,6 +117,21 @@ class NaturalWindow {
     const std::int64_t blocks = (size() + kBlock - 1) / kBlock;
     suffix_.assign(static_cast<std::size_t>(blocks), -kInf);
     prefix_.assign(static_cast<std::size_t>(blocks), -kInf);
+    if (in_range) {   // sums of positive terms relative to the mode: compensated, ~1e-19 relative each
+      const real top = lw(mode);
+      CompensatedSum up, down;
+      for (std::int64_t b = blocks - 1; b >= 0; --b) {
+        for (std::int64_t j = std::min(size(), (b + 1) * kBlock) - 1; j >= b * kBlock; --j)
+          up.add(rel[static_cast<std::size_t>(j)]);
+        suffix_[static_cast<std::size_t>(b)] = up.value() > 0 ? top + std::log(up.value()) : -kInf;
+      }
+      for (std::int64_t b = 0; b < blocks; ++b) {
+        for (std::int64_t j = b * kBlock; j < std::min(size(), (b + 1) * kBlock); ++j)
+          down.add(rel[static_cast<std::size_t>(j)]);
+        prefix_[static_cast<std::size_t>(b)] = down.value() > 0 ? top + std::log(down.value()) : -kInf;
+      }
+      return;
+    }
     LogAccumulator up, down;
     for (std::int64_t b = blocks - 1; b >= 0; --b) {
       poll_cancel();
