@@ -429,9 +429,9 @@ class PrivacyLossDistribution:
             hi = (k_max + 1) * self.value_discretization_interval
         else:   # a plan's losses reach far: its curve brackets eps within one tilt (or in closed form)
             lo, hi = curve.epsilon_bracket(math.log(delta))
-            if hi == 0.0:
-                return 0.0
             f0 = excess(lo)
+            if hi == 0.0 or f0 <= 0:   # (a subnormal delta: both ends evaluate feasible; the smaller is)
+                return lo
         f_hi = excess(hi)
         if f_hi > 0:
             return math.inf
