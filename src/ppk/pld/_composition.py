@@ -73,7 +73,7 @@ def self_compose(pld: Any, k: int, *, independent: bool | None) -> Any:
         return eager_self_compose(pld, k, independent=independent)
     if k == 1:
         return pld
-    key = refuse_shared(pld, pld, independent) if k > 1 else pld._shared_noise_key
+    key = refuse_shared(pld, pld, independent)
     plan = Plan.of(pld).times(k)
     plan.check_size()
     return planned(pld, plan, pld, key)

@@ -61,16 +61,16 @@ def _log_mgf(log_v: npt.NDArray, j: npt.NDArray, t: float) -> tuple[Any, Any, An
 
 class Factor:
     """A mass vector ``v`` on grid indices ``offset, offset + 1, ...`` taken ``count`` times, with its logs
-    ready for tilts (long double for the normaliser, double for searches and bounds)."""
+    ready for tilts."""
 
     def __init__(self, v: npt.NDArray[np.longdouble], offset: int, count: int):
         self.v, self.offset, self.count = v, int(offset), int(count)
         with np.errstate(divide="ignore"):
             log_v = np.log(v.astype(LD))
         keep = np.isfinite(log_v)
-        self.j = (self.offset + np.arange(v.size)).astype(LD)[keep]
-        self.log_v = log_v[keep]
-        self.j64, self.log_v64 = self.j.astype(np.float64), self.log_v.astype(np.float64)
+        # the logs in long double (masses below the double range), kept in double; indices as integers
+        self.j = (self.offset + np.arange(v.size, dtype=np.int64))[keep]
+        self.j64, self.log_v64 = self.j.astype(np.float64), log_v[keep].astype(np.float64)
 
     def mirrored(self) -> "Factor":
         return Factor(self.v[::-1].copy(), -(self.offset + self.v.size - 1), self.count)
@@ -173,7 +173,7 @@ class _TailBound:
         return min(1.0, best + set_aside)
 
 
-def _fft_length(prepared: list[Factor], sd: float) -> int:
+def fft_length(sd: float) -> int:
     """The FFT length of a window of WINDOW_SDS tilted deviations on either side of the mean; ValueError
     past MAX_FFT.  A factor wider than the window needs no room of its own: folding its vector mod n before
     the transform folds the composed law the same way (the fold commutes with convolution), so whatever lies
@@ -189,9 +189,8 @@ def _fft_length(prepared: list[Factor], sd: float) -> int:
 def window_size(factors: list[Factor]) -> int:
     """The FFT length of the untilted composition (ValueError when it would not fit): the check that a plan
     can be evaluated, made when it is composed."""
-    prepared = factors
-    var = sum(p.count * p.moments(0.0)[2] for p in prepared)
-    return _fft_length(prepared, math.sqrt(max(var, 0.0)))
+    var = sum(f.count * f.moments(0.0)[2] for f in factors)
+    return fft_length(math.sqrt(max(var, 0.0)))
 
 
 def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, int] | None = None) -> Tilted:
@@ -200,11 +199,10 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
     instead of the one centred on the tilted mean."""
     prepared = factors
     stats = [p.moments(t) for p in prepared]
-    # the normalisers in double, raised by more than their rounding (n ulps of a sum of positive terms):
-    # each tilted vector then sums to at most 1, so its exact transform lies in the unit disk (any
-    # normaliser is exact for untilting, as long as the same one is used both ways)
-    # (in double, so that the tilted masses below and the untilting use the very same number; raised by
-    # the exponents' rounding too, so the masses computed from it still sum to at most 1)
+    # the normalisers in double (so the tilted masses below and the untilting use the very same number),
+    # raised by more than their rounding (n ulps of a sum of positive terms) and the exponents': each
+    # tilted vector then sums to at most 1, so its exact transform lies in the unit disk (any normaliser
+    # is exact for untilting, as long as the same one is used both ways)
     entry_rels = [4 * U * (float(np.max(np.abs(p.log_v64) + abs(t) * np.abs(p.j64) + abs(st[0]), initial=0.0)) + 1)
                   for p, st in zip(prepared, stats)]
     log_zs = [LD(st[0] + 4 * (p.j.size + 8) * U + 2 * er) for p, st, er in zip(prepared, stats, entry_rels)]
@@ -212,7 +210,7 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
     sd = math.sqrt(max(float(sum(p.count * st[2] for p, st in zip(prepared, stats))), 0.0))
     tail_bound = _TailBound(prepared, t, [st[0] for st in stats], sd)
     if window is None:
-        n = _fft_length(prepared, sd)
+        n = fft_length(sd)
         s_lo = int(round(mean)) - n // 2
         below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)
         # a long-tailed tilted law (a subsampled mechanism's) reaches past WINDOW_SDS deviations: widen the
@@ -238,7 +236,7 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         entry_rel = max(entry_rel, er)
         # index j at j mod n: the cyclic convolution puts the composed index s (the sum of the factors'
         # indices) at s mod n, which the window [s_lo, s_lo + n) reads back
-        x = np.bincount(p.j.astype(np.int64) % n, weights=np.exp(arg), minlength=n)
+        x = np.bincount(p.j % n, weights=np.exp(arg), minlength=n)
         B = scipy.fft.rfft(x, n, workers=-1)
         norm2 = float(np.sqrt(np.sum(x * x)))
         dft_err = rho * math.sqrt(n) * norm2 * (1 + 1e-6)

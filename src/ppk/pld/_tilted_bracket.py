@@ -153,11 +153,6 @@ def _scaled(bound: Any, norm: Any) -> Any:
         return np.where(norm > 0, LD(bound) * norm, LD(0))
 
 
-def _suffix(x: npt.NDArray[np.longdouble]) -> npt.NDArray[np.longdouble]:
-    """Suffix sums, one longer (the last is 0), summed from the small end."""
-    return np.concatenate([np.cumsum(x[::-1])[::-1], np.zeros(1, dtype=LD)])
-
-
 class _OrderCurve:
     """Both ends of one order of the plan's pair, with the tilts made so far."""
 
@@ -180,10 +175,13 @@ class _OrderCurve:
             m_true.append((inf * (1 - 1e-15), k))
             q_cut.append((min(1.0, float(b.overflow_q if order == 0 else b.overflow_p) * (1 + 1e-15)), k))
         self.log_inf_up, self.log_inf_true, self.log_q_cut = _union_log(m_up), _union_log(m_true), _union_log(q_cut)
-        self.t_max = min(_T_MAX_LOSS * dx, _T_MAX_SPAN / _tilted.window_size(self.atoms))
+        moments = [f.moments(0.0) for f in self.atoms]     # the untilted composition's mean and variance
+        self.mean0 = sum(f.count * m[1] for f, m in zip(self.atoms, moments))
+        var0 = sum(f.count * m[2] for f, m in zip(self.atoms, moments))
+        self.t_max = min(_T_MAX_LOSS * dx, _T_MAX_SPAN / _tilted.fft_length(math.sqrt(max(var0, 0.0))))
         # tilts are centred on a grid of COVER_SDS untilted deviations: every eps is read within a deviation
         # and a half of its tilt's centre (masses there within e^-1.2 of the peak, for a near-normal law)
-        self.sd = math.sqrt(max(sum(f.count * f.moments(0.0)[2] for f in self.atoms), 1.0))
+        self.sd = math.sqrt(max(var0, 1.0))
         self.quantum = COVER_SDS * self.sd
         self.upper_tilts: dict[int, _UpperTilt] = {}
         self.lower_tilts: dict[int, _LowerTilt] = {}
@@ -251,14 +249,12 @@ class PlanCurve:
         log_delta.  From the Gaussian guess of the untilted composition's moments, hi steps right (doubling)
         until the certified upper end falls to log_delta; a search between them then reads few tilts."""
         o = self.orders[0]
-        moments = [f.moments(0.0) for f in o.atoms]
-        mean = sum(f.count * m[1] for f, m in zip(o.atoms, moments))
 
         def above(e: float) -> bool:
             return bool(self.log_upper(np.array([e], dtype=np.float64))[0] > log_delta)
         if not above(0.0):
             return 0.0, 0.0
-        lo, hi = 0.0, max(self.dx, (mean + o.sd * math.sqrt(2 * max(-log_delta, 1.0))) * self.dx)
+        lo, hi = 0.0, max(self.dx, (o.mean0 + o.sd * math.sqrt(2 * max(-log_delta, 1.0))) * self.dx)
         step = max(o.sd * self.dx, self.dx)
         for _ in range(200):
             if not above(hi):

@@ -224,10 +224,8 @@ class PrivacyLossDistribution:
         Bucket masses are exact normal-CDF differences; mass beyond the loss range where the
         tails fall below ``exp(log_mass_truncation_bound)`` goes to the overflow (infinity) bucket.
         """
-        out = mechanisms.gaussian(cls, sigma, sensitivity, value_discretization_interval, log_mass_truncation_bound,
-                                  pessimistic_estimate, max_buckets, "sigma")
-        out._gaussian_mu = float(sensitivity) / float(sigma)
-        return out
+        return mechanisms.gaussian(cls, sigma, sensitivity, value_discretization_interval, log_mass_truncation_bound,
+                                   pessimistic_estimate, max_buckets, "sigma")
 
     @classmethod
     def from_laplace(cls, *, scale: float, sensitivity: float = 1.0, value_discretization_interval: float = 1e-4,
@@ -261,8 +259,6 @@ class PrivacyLossDistribution:
             out = curves.connect_the_dots(cls, curve, dx=dx, bound=bound, pessimistic_estimate=pessimistic_estimate,
                                           max_buckets=max_buckets, curve_points=curve_points)
         out._shared_noise_key = curve._rows_key
-        if exact is not None and exact.form == "gaussian":   # plans merge Gaussian runs exactly
-            out._gaussian_mu = 1.0 / exact.sigma
         return out
 
     @classmethod
@@ -292,11 +288,9 @@ class PrivacyLossDistribution:
         ``use_connect_dots`` is accepted for compatibility: ppk's upper end is always the connect-the-dots pair."""
         flag("use_connect_dots", use_connect_dots)
         q, adjacency = subsampled.check_subsampling(sampling_prob, adjacency)
-        out = subsampled.gaussian(cls, standard_deviation, sensitivity, q, value_discretization_interval,
-                                  log_mass_truncation_bound, pessimistic_estimate, 1 << 20, adjacency,
-                                  "standard_deviation")
-        out._gaussian_mu = float(sensitivity) / float(standard_deviation) if q == 1.0 else None   # plans merge them
-        return out
+        return subsampled.gaussian(cls, standard_deviation, sensitivity, q, value_discretization_interval,
+                                   log_mass_truncation_bound, pessimistic_estimate, 1 << 20, adjacency,
+                                   "standard_deviation")
 
     @classmethod
     def from_laplace_mechanism(cls, parameter: float, sensitivity: float = 1.0, pessimistic_estimate: bool = True,

@@ -164,8 +164,10 @@ def gaussian(make: Callable[..., T], sigma: object, sensitivity: object, value_d
     edges = np.arange(k_lo, k_hi + 1) * dx
     zp, zq = (edges - mu) / sd, (edges + mu) / sd
     logsf = _kernels.norm_logsf   # log P(Z > x); log P(Z <= x) = logsf(-x)
-    return from_tails(make, dx, k_lo, k_hi, logsf(zp), logsf(-zp), logsf(zq), logsf(-zq),
-                      pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
+    out = from_tails(make, dx, k_lo, k_hi, logsf(zp), logsf(-zp), logsf(zq), logsf(-zq),
+                     pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
+    setattr(out, "_gaussian_mu", ratio)   # a Gaussian mechanism: plans merge its runs exactly (ppk.pld._plan)
+    return out
 
 
 def laplace(make: Callable[..., T], scale: object, sensitivity: object, value_discretization_interval: object,
