@@ -7,8 +7,6 @@ from __future__ import annotations
 import math
 from fractions import Fraction
 
-from scipy import optimize
-
 from ._search import log_quotient
 from ._validate import choice, integer, real
 
@@ -75,6 +73,8 @@ def hoeffding_interval(*, estimate: float, t_laplace: float, kappa2: float, m: i
         return max(0.0, estimate - tau), min(1.0, estimate + tau)
     if m == 0:
         return 0.0, 1.0
+    from scipy import optimize   # loaded on use: `import ppk` stays light (docs/architecture.md)
+
     level = log_quotient(2.0, kappa2) / m
     x_lo = min(1.0, max(0.0, estimate - t_laplace))
     x_hi = min(1.0, max(0.0, estimate + t_laplace))

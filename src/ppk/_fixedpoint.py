@@ -13,13 +13,20 @@ from __future__ import annotations
 
 import math
 from functools import lru_cache
+from typing import Any
 
-import mpmath
 
-_MP = mpmath.MPContext()
+@lru_cache(maxsize=None)
+def _mp() -> Any:
+    """A private mpmath context for the constants, made on first use: mpmath loads only when a
+    sampler first needs a table, so ``import ppk`` stays light (docs/architecture.md)."""
+    import mpmath
+    return mpmath.MPContext()
+
 
 def _to_fixed(x, prec: int) -> int:
-    return int(_MP.nint(_MP.ldexp(x, prec)))
+    mp = _mp()
+    return int(mp.nint(mp.ldexp(x, prec)))
 
 
 def _mul_shift(a: int, b: int, prec: int, a_bits: int, b_bits: int) -> int:
@@ -55,11 +62,12 @@ class FixedExp:
 
     def __init__(self, prec: int):
         self.prec = prec
-        with _MP.workprec(prec + 64):
-            self.ln2 = _to_fixed(_MP.ln2, prec)
+        mp = _mp()
+        with mp.workprec(prec + 64):
+            self.ln2 = _to_fixed(mp.ln2, prec)
             terms = _terms_needed(prec, math.log2(math.log(2)), 1.0)
             # e^{-r} = sum (-r)^n / n!: signed coefficients, highest degree first
-            self.coeffs = tuple(_to_fixed((-1) ** n / _MP.factorial(n), prec) for n in range(terms, -1, -1))
+            self.coeffs = tuple(_to_fixed((-1) ** n / mp.factorial(n), prec) for n in range(terms, -1, -1))
         self.gmax = (prec + 8) * self.ln2               # e^{-gmax} < 2**-(prec + 8): clamped there
 
     def split(self, g_fixed: int) -> tuple[int, int]:
@@ -99,8 +107,9 @@ class FixedNormalCdf:
         self.one = 1 << prec
         self.xmax = int(self.xmax_float * (1 << 30)) << (prec - 30)
         self.inv_odd = tuple((1 << prec) // (2 * n + 1) for n in range(self.terms, 0, -1))
-        with _MP.workprec(prec + 64):
-            self.inv_sqrt_2pi = _to_fixed(1 / _MP.sqrt(2 * _MP.pi), prec)
+        mp = _mp()
+        with mp.workprec(prec + 64):
+            self.inv_sqrt_2pi = _to_fixed(1 / mp.sqrt(2 * mp.pi), prec)
         self.exp = fixed_exp(prec)
         # constant offsets for _mul_shift: S < 2**(prec + s_bits), y < 2**(prec + y_bits)
         self.s_bits = int(y_max / (2 * math.log(2))) + 8

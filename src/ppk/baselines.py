@@ -21,7 +21,6 @@ import warnings
 
 import numpy as np
 import numpy.typing as npt
-from scipy import special
 
 from . import _kernels
 from ._search import log_quotient, log_target, smallest_feasible, smallest_feasible_near
@@ -99,6 +98,8 @@ def sufficient_gaussian_sigma(*, eps: float, delta: float, sensitivity: float = 
     variant = choice("variant", variant, ("corrected", "as_printed"))
     if delta > 0.25:
         raise ValueError(f"delta must be <= 1/4 for Corollary 3.2, got {delta}")
+    from scipy import special   # loaded on use: `import ppk` stays light (docs/architecture.md)
+
     e = float(special.erfcinv(2.0 * delta))
     core = sensitivity * math.sqrt(compositions) * (e + math.sqrt(e * e + eps))
     if variant == "corrected":

@@ -44,9 +44,8 @@ from dataclasses import dataclass
 from decimal import Decimal
 from fractions import Fraction
 from functools import lru_cache
-from typing import Callable
+from typing import Any, Callable
 
-import mpmath
 import numpy as np
 
 from ._fixedpoint import fixed_exp, fixed_normal_cdf, working_precision
@@ -68,8 +67,13 @@ MAX_SCALE = 2.0 ** 128
 #: ln 2 rounded up: the tails are cut no earlier than where 2**-_TAIL_BITS is certain.
 _LN2_UP = Fraction(6932, 10000)
 
-# A private mpmath context for the per-scale tables: the user's mpmath.mp precision never changes a draw.
-_MP = mpmath.MPContext()
+
+@lru_cache(maxsize=None)
+def _mp() -> Any:
+    """A private mpmath context for the per-scale tables (the user's mpmath.mp precision never changes a
+    draw), made on first use so that ``import ppk`` loads no mpmath (docs/architecture.md)."""
+    import mpmath
+    return mpmath.MPContext()
 
 
 def sampler_delta(eps: float, draws: int = 1) -> float:
@@ -245,12 +249,13 @@ class _Geometric:
         """r = e^{-1/scale}; r^{2**digits} <= 2**-(tail_bits + 1) and each threshold off by < 2**-ubits."""
         digits = max(1, (_ceil(scale * (tail_bits + 1) * _LN2_UP) - 1).bit_length())
         ubits = tail_bits + digits.bit_length() + 2
-        with _MP.workprec(ubits + 64):
-            s = _MP.mpf(scale.numerator) / scale.denominator
+        mp = _mp()
+        with mp.workprec(ubits + 64):
+            s = mp.mpf(scale.numerator) / scale.denominator
             thresholds = []
             for i in range(digits):
-                p = _MP.exp(-_MP.ldexp(1, i) / s)                  # r^{2^i}
-                thresholds.append(int(_MP.floor(_MP.ldexp(p / (1 + p), ubits))))
+                p = mp.exp(-mp.ldexp(1, i) / s)                    # r^{2^i}
+                thresholds.append(int(mp.floor(mp.ldexp(p / (1 + p), ubits))))
         return cls(tuple(thresholds), ubits)
 
     def draw(self, src: RandomSource) -> int:

@@ -25,7 +25,6 @@ import math
 
 import numpy as np
 import numpy.typing as npt
-import scipy.fft
 
 from .. import _kernels
 
@@ -83,6 +82,8 @@ def convolve(a: npt.NDArray[np.longdouble], err_a: float, b: npt.NDArray[np.long
     a64, b64 = a.astype(np.float64), b.astype(np.float64)
     # conversion to double: relative u per entry, plus the subnormal floor 2^-1074 per entry
     conv_err = (U * n2a + 5e-324 * math.sqrt(a.size)) * n1b + (U * n2b + 5e-324 * math.sqrt(b.size)) * n1a
+    import scipy.fft   # loaded on use: `import ppk` stays light (docs/architecture.md)
+
     fa = scipy.fft.rfft(a64, n, workers=-1)
     fb = fa if b is a else scipy.fft.rfft(b64, n, workers=-1)
     c64 = scipy.fft.irfft(fa * fb, n, workers=-1)[:size]

@@ -35,7 +35,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-import scipy.fft
 
 from ._convolution import U, _rho
 
@@ -197,6 +196,8 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
     """The composition of ``factors`` tilted by e^{t j} per grid index j (see the module for what it certifies).
     ``rtol``: the relative error allowance of each factor's entries; ``window``: (first index, FFT length)
     instead of the one centred on the tilted mean."""
+    import scipy.fft   # loaded on use: `import ppk` stays light (docs/architecture.md)
+
     prepared = factors
     stats = [p.moments(t) for p in prepared]
     # the normalisers in double (so the tilted masses below and the untilting use the very same number),
