@@ -8,23 +8,26 @@ import re
 import sys
 
 from .. import __version__
-from . import _compose, _count, _evaluate, _histogram, _pk, _related, _samplers
 
-#: The families in the order ``ppk --help`` lists their commands.
-_FAMILIES = (_count, _histogram, _compose, _evaluate, _related, _samplers, _pk)
+#: What ``ppk --version`` prints.
+_VERSION = f"ppk {__version__}"
 
 #: Python names that differ from the flag a user typed
 _FLAG_OF = {"n_stakeholders": "--stakeholders", "max_workers": "--jobs", "rng": "--seed", "strict": "--at-least"}
 
 
 def build_parser() -> argparse.ArgumentParser:
+    # the families load numpy and the C++ core: imported here, not at the top, so ``ppk --version`` needs neither
+    from . import _compose, _count, _evaluate, _histogram, _pk, _related, _samplers
+
     parser = argparse.ArgumentParser(
         prog="ppk",
         description="Differential privacy under partial background knowledge: the attacker knows only "
                     "some rows; the rows they do not know act as natural noise.")
-    parser.add_argument("--version", action="version", version=f"ppk {__version__}")
+    parser.add_argument("--version", action="version", version=_VERSION)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for family in _FAMILIES:
+    # in the order ``ppk --help`` lists their commands
+    for family in (_count, _histogram, _compose, _evaluate, _related, _samplers, _pk):
         family.register(sub)
     return parser
 
@@ -56,12 +59,29 @@ def _command_name(args: argparse.Namespace) -> str:
     return "ppk " + " ".join(w for w in words if w)
 
 
+def _typed_name(argv: list[str]) -> str:
+    """'ppk sp tables' from the arguments alone, for a Ctrl-C before they are parsed."""
+    words: list[str] = []
+    for arg in argv:
+        if arg.startswith("-"):
+            break
+        words.append(arg)
+        if len(words) == 2 or words[0] not in ("sp", "risk", "pk", "samplers"):
+            break
+    return " ".join(["ppk", *words])
+
+
 def main(argv: list[str] | None = None) -> int:
+    words = sys.argv[1:] if argv is None else list(argv)
+    if words == ["--version"]:
+        # answered before the parser (and with it numpy and the C++ core) loads, as argparse answers it
+        print(_VERSION)
+        raise SystemExit(0)
     try:
         parser = build_parser()
         args = parser.parse_args(argv)
-    except KeyboardInterrupt:   # Ctrl-C before the command started: the same one line and exit code
-        print("\nppk: interrupted", file=sys.stderr)
+    except KeyboardInterrupt:   # Ctrl-C while ppk loads, before the command started: the same line and exit code
+        print(f"\n{_typed_name(words)}: interrupted", file=sys.stderr)
         return 130
     if not getattr(args, "func", None):
         parser.print_help()
