@@ -42,9 +42,22 @@ def _save(fig, out_dir: str, name: str, *, tight_layout: bool = True) -> str:
     # a figure whose colour bar spans several panels cannot be tight_layout'ed: it is cropped instead
     if tight_layout:
         fig.tight_layout()
-    fig.savefig(os.path.join(out_dir, name), dpi=110, bbox_inches=None if tight_layout else "tight")
+    # 150 dpi: the figures are sized for a page, and a printed page needs more than a screen's 100
+    fig.savefig(os.path.join(out_dir, name), dpi=150, bbox_inches=None if tight_layout else "tight")
     _plt().close(fig)
     return name
+
+
+def _num(x: float) -> str:
+    """A number for a label, in one notation across the figures: 10^k for a power of ten of 1000 or
+    more (or 0.001 or less), m x 10^k below 10^-3, separators in other integers."""
+    mantissa, _, exponent = f"{x:.5e}".partition("e")
+    m, k = float(mantissa), int(exponent)
+    if x > 0 and abs(k) >= 3 and m == 1.0:
+        return f"$10^{{{k}}}$"
+    if 0 < x and k <= -4:
+        return rf"${m:g} \times 10^{{{k}}}$"
+    return f"{x:,}" if isinstance(x, int) else f"{x:g}"
 
 
 def fig_baselines_vs_n(out_dir: str, delta: float = 1e-6) -> tuple[str, str]:
@@ -64,11 +77,12 @@ def fig_baselines_vs_n(out_dir: str, delta: float = 1e-6) -> tuple[str, str]:
     for label, sigma_of, style in baselines:
         ax.semilogx(eps, np.array([sigma_of(e) for e in eps]) / exact, style, label=label)
     ax.axhline(1.0, color="k", lw=1, label="analytic Gaussian (Balle-Wang): the least noise that is DP")
-    ax.set_xlabel("eps")
-    ax.set_ylabel("sigma / sigma_analytic (same for every n)")
-    ax.set_title(f"DP baselines for a count as multiples of the exact minimum, delta = {delta:g}\n"
-                 "(thesis Fig 3.1 plots beta = sigma/n against n: parallel 1/n lines)", fontsize=10)
-    ax.legend(fontsize=8)
+    ax.set_xlabel(r"$\varepsilon$")
+    ax.set_ylabel(r"$\sigma\,/\,\sigma_{\mathrm{analytic}}$ (the same for every n)")
+    ax.set_title(rf"DP baselines for a count as multiples of the exact minimum, $\delta$ = {_num(delta)}" "\n"
+                 r"(thesis Fig 3.1 plots $\beta = \sigma/n$ against n: parallel 1/n lines)", fontsize=10)
+    ax.set_ylim(0.0, 2.6)   # room above the curves for the legend
+    ax.legend(fontsize=8, loc="upper right")
     ratio_at = {e: classic_gaussian_sigma(eps=e, delta=delta) / analytic_gaussian_sigma(eps=e, delta=delta)
                 for e in (0.01, 0.5)}
     return _save(fig, out_dir, "fig3_1_baselines_vs_n.png"), \
@@ -100,20 +114,23 @@ def fig_pointwise_loss(out_dir: str, n: int = 5000, known: int = 3000, o: int = 
     backgrounds = (o // 4, o // 2, 3 * o // 4)
     for i, q in enumerate(backgrounds):
         line, = ax1.plot(b, loss(b, q), label=f"q(D') = {q}")
-        ax1.axvline((o - q) / (n - known), ls=":", c=line.get_color(),
+        # the zeros marked in the lower half only: the upper middle holds the legend
+        ax1.axvline((o - q) / (n - known), ymax=0.45, ls=":", c=line.get_color(),
                     label="|PL| = 0 at b = (o - q)/(n - n')" if i == 0 else None)
     ax1.set_xlabel("attacker's bias b")
     ax1.set_ylabel("noiseless pointwise privacy loss |PL| (nats)")
     ax1.set_title("|PL| against the bias, for three backgrounds")
-    ax1.legend(fontsize=8)
+    handles, labels = ax1.get_legend_handles_labels()
+    order = sorted(range(len(labels)), key=lambda k: labels[k].startswith("|PL|"))   # the curves, then the zeros
+    ax1.legend([handles[k] for k in order], [labels[k] for k in order], fontsize=8, loc="upper center")
     qs = np.arange(o // 20, o - o // 20, max(1, o // 200))
     B, Q = np.meshgrid(b, qs)
     im = ax2.pcolormesh(B, Q, np.minimum(loss(B, Q), 5), shading="auto", cmap="viridis")
-    ax2.plot((o - qs) / (n - known), qs, "w--", lw=1, label="minimum b = (o - q)/(n - n')")
+    ax2.plot((o - qs) / (n - known), qs, "w--", lw=1)
     ax2.set_xlabel("attacker's bias b")
     ax2.set_ylabel("ones among the known rows q(D')")
-    ax2.set_title("|PL| over bias and background")
-    ax2.legend(fontsize=8, loc="upper right")
+    # named in the title: a legend box would cover part of the map
+    ax2.set_title("|PL| over bias and background\n(dashed: the minimum, b = (o - q)/(n - n'))", fontsize=10)
     fig.colorbar(im, ax=ax2, label="|PL| (nats, capped at 5)")
     fig.suptitle(f"Noiseless pointwise privacy loss of a count (thesis Fig 4.1): |D| = {n}, |D'| = {known} known "
                  f"rows, output o = {o}", fontsize=11)
@@ -143,7 +160,7 @@ def fig_hypergeom_runtime(out_dir: str, sizes: Sequence[int] = (1_000, 2_000, 5_
     ax.set_xlabel("database size n (n' = c = n/2; n/2 + 1 classes)")
     ax.set_ylabel("seconds for all classes (measured)")
     ax.set_title("Hypergeometric class weights (thesis Fig 5.1)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="center right")
     return _save(fig, out_dir, "fig5_1_hypergeom_runtime.png"), \
         f"Measured run time of all hypergeometric class probabilities (n/2 + 1 classes): at n = {sizes[-1]:,} " \
         f"ppk takes {t_ppk[-1] * 1e3:.2g} ms, {t_loop[-1] / t_ppk[-1]:.0f}x less than one scipy call per class " \
@@ -166,15 +183,15 @@ def fig_tau_and_supported_eps(out_dir: str, kappa2: Sequence[float] = (1e-3, 1e-
     fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(10, 4))
     for k in kappa2:
         tau = np.array([2 * a2.hoeffding_t(kappa2=k, m=int(x)) for x in m])
-        ax1.loglog(m, tau, label=f"kappa2 = {k:g}")
+        ax1.loglog(m, tau, label=rf"$\kappa_2$ = {_num(k)}")
         # supported eps: P(|l| > tau/2) <= 1% for l ~ Laplace(1/(n eps/2)), n = 2m: eps >= 4 ln(100)/(n tau)
-        ax2.loglog(2 * m, 4 * math.log(100) / (2 * m * tau), label=f"kappa2 = {k:g}")
+        ax2.loglog(2 * m, 4 * math.log(100) / (2 * m * tau), label=rf"$\kappa_2$ = {_num(k)}")
     ax1.set_xlabel("Hoeffding sample m = |D'| (rows)")
-    ax1.set_ylabel("interval half-width tau = 2t (bias units)")
-    ax1.set_title("Additive Hoeffding tau (closed form)")
+    ax1.set_ylabel(r"interval half-width $\tau = 2t$ (bias units)")
+    ax1.set_title(r"Additive Hoeffding $\tau$ (closed form)")
     ax2.set_xlabel("database size n (m = n/2)")
-    ax2.set_ylabel("smallest supported eps")
-    ax2.set_title("eps with P(|Laplace| > tau/2) <= 1% (Fig 5.2)")
+    ax2.set_ylabel(r"smallest supported $\varepsilon$")
+    ax2.set_title(r"$\varepsilon$ with P(|Laplace| > $\tau$/2) $\leq$ 1% (Fig 5.2)")
     ax1.legend(fontsize=8)
     ax2.legend(fontsize=8)
     return _save(fig, out_dir, "fig5_2_tau_supported_eps.png"), \
@@ -190,14 +207,18 @@ def fig_laplace_truncation(out_dir: str, kappa2: float = 1e-6, kappa3: float = 1
     for n in (10**4, 10**5, 10**6):
         t = a2.hoeffding_t(kappa2=kappa2, m=n // 2)
         ax.loglog(eps, [max(a2.laplace_truncation(n=n, t=t, eps_estimate=e / 2), 1e-300) for e in eps],
-                  label=f"n = {n:g}, m = n/2")
-    ax.axhline(kappa3, ls=":", c="grey", label=f"kappa3 = {kappa3:g}: above it, Algorithm 2 falls back to DP")
+                  label=f"n = {_num(n)}")
+    ax.axhline(kappa3, ls=":", c="grey")
+    # the curves leave the right of the panel empty: the line's label there, the legend above it
+    ax.text(0.98, kappa3 * 5, rf"$\kappa_3$ = {_num(kappa3)}:" "\nabove it, Algorithm 2\nfalls back to DP", fontsize=8,
+            color="dimgrey", ha="right", va="bottom", transform=ax.get_yaxis_transform())
     ax.set_ylim(1e-30, 2)
-    ax.set_xlabel("total eps (half estimates the bias)")
-    ax.set_ylabel("Laplace truncation term T_L (part of delta)")
-    ax.set_title(f"Laplace truncation, kappa2 = {kappa2:g}, kappa3 = {kappa3:g}\n"
-                 f"(delta = {kappa2 + kappa3:g} split equally; thesis Fig 5.3)", fontsize=10)
-    ax.legend(fontsize=8, loc="upper right")
+    ax.set_xlabel(r"total $\varepsilon$ (half of it estimates the bias)")
+    ax.set_ylabel(r"Laplace truncation term $T_L$ (part of $\delta$)")
+    ax.set_title(rf"Laplace truncation, $\kappa_2$ = {_num(kappa2)}, $\kappa_3$ = {_num(kappa3)}, "
+                 "m = n/2 known rows\n"
+                 rf"($\delta$ = {_num(kappa2 + kappa3)} split equally; thesis Fig 5.3)", fontsize=10)
+    ax.legend(fontsize=8, loc="center right")
     return _save(fig, out_dir, "fig5_3_laplace_truncation.png"), \
         "T_L, the probability that the count estimate's discrete Laplace noise exceeds n t - 1 (about " \
         "exp(-(eps/2)(n t - 1))), against eps: where it exceeds kappa3 Algorithm 2 falls back to DP."
@@ -210,8 +231,8 @@ def fig_fraction_excluded(out_dir: str) -> tuple[str, str]:
     for n in (10**4, 10**5, 10**6):
         support, _, cum = a2.exclusion_order(n, n // 2, n // 2)    # once per n, then every kappa1
         frac = np.minimum(np.searchsorted(cum, kappas, side="left"), support.size - 1) / support.size
-        ax.semilogx(kappas, frac, label=f"n = {n:g}, |D'| = n/2")
-    ax.set_xlabel("kappa1 (probability mass of excluded classes)")
+        ax.semilogx(kappas, frac, label=f"n = {_num(n)}, |D'| = n/2")
+    ax.set_xlabel(r"$\kappa_1$ (probability mass of the excluded classes)")
     ax.set_ylabel("fraction of background classes excluded")
     ax.set_title("Background-knowledge classes excluded, bias 0.5 (Fig 5.4)")
     ax.legend(fontsize=8)
@@ -221,7 +242,7 @@ def fig_fraction_excluded(out_dir: str) -> tuple[str, str]:
 
 
 def fig_gain_maps(out_dir: str, n: int = 10**4, epss: Sequence[float] = (0.05, 0.1, 0.2), delta: float = 1e-6,
-                  size: int = 11) -> tuple[str, str]:
+                  size: int = 10) -> tuple[str, str]:
     n = integer("n", n, minimum=2, maximum=MAX_FIGURE_ROWS)
     # a range for a map; near the smallest double the DP sigma it divides by leaves the float range
     epss = sequence("epss", epss, lambda name, e: real(name, e, minimum=1e-6, maximum=100.0), min_length=1,
@@ -229,60 +250,80 @@ def fig_gain_maps(out_dir: str, n: int = 10**4, epss: Sequence[float] = (0.05, 0
     delta = _unit_interval("delta", delta)
     size = integer("size", size, minimum=2, maximum=50)   # size^2 calls of Algorithm 1 a panel
     plt = _plt()
+    # cell centres 0.05, 0.15, ..., 0.95 at the default size: the cell edges fall on the tenths
     kf = np.linspace(0.05, 0.95, size)
     ps = np.linspace(0.05, 0.95, size)
-    fig, axes = plt.subplots(1, len(epss), figsize=(5.2 * len(epss), 5.0), sharey=True, squeeze=False)
+    # one panel under another, each a page column wide, so that the cells' numbers can be read there
+    fig, axes = plt.subplots(len(epss), 1, figsize=(3.6, 1.1 + 2.6 * len(epss)), sharex=True, squeeze=False,
+                             constrained_layout=True)
+    panels = list(axes[:, 0])
+    fontsize = min(7.0, 70.0 / size)
     im = None
-    for ax, e in zip(axes[0], epss):
+    for ax, e in zip(panels, epss):
         bw = analytic_gaussian_sigma(eps=e, delta=delta)
         share = np.array([[alg1(n=n, known=int(f * n), p=p, eps=e, delta=delta).scale / bw for p in ps] for f in kf])
-        im = ax.pcolormesh(ps, kf, share, shading="nearest", cmap="viridis", vmin=0, vmax=1)
+        im = ax.pcolormesh(ps, kf, 100 * share, shading="nearest", cmap="viridis", vmin=0, vmax=100)
         for a, f in enumerate(kf):       # the values themselves, for readers who print in grey
             for b, p in enumerate(ps):
-                v = share[a, b]
-                ax.text(p, f, "0" if v == 0 else f"{v:.2f}".lstrip("0"), ha="center", va="center", fontsize=5.5,
-                        color="white" if v < 0.55 else "black")
-        ax.set_xlabel("bias p of the unknown rows")
-        ax.set_title(f"eps = {e:g}: DP needs sigma_BW = {bw:.3g} counts\n"
-                     f"natural noise alone suffices at {np.mean(share == 0):.0%} of the cells", fontsize=10)
-    axes[0][0].set_ylabel("share of rows the attacker knows (known / n)")
-    fig.colorbar(im, ax=axes[0].tolist(), fraction=0.025, pad=0.01,
-                 label="sigma_PPK / sigma_BW  (0: no added noise, 1: as much as DP)")
-    fig.suptitle(f"Share of the DP noise that PPK needs, n = {n:,}, delta = {delta:g}: "
-                 "the transition as eps grows", fontsize=11, y=1.03)
+                ax.text(p, f, _percent(share[a, b]), ha="center", va="center", fontsize=fontsize,
+                        color="white" if share[a, b] < 0.55 else "black")
+        ax.set_ylabel("known / n")
+        ax.set_title(rf"$\varepsilon$ = {e:g}: DP needs $\sigma_{{BW}}$ = {bw:.3g} counts;" "\n"
+                     f"the unknown rows alone suffice in {np.mean(share == 0):.0%} of the cells", fontsize=8)
+    panels[-1].set_xlabel("bias p of the unknown rows")
+    fig.colorbar(im, ax=panels, orientation="horizontal", fraction=0.04, aspect=30, pad=0.01,
+                 label=r"$\sigma_{PPK}\,/\,\sigma_{BW}$ in % (0: no added noise)")
+    fig.suptitle(f"Share of the DP noise PPK needs\nn = {_num(n)}, " rf"$\delta$ = {_num(delta)}", fontsize=9)
     return _save(fig, out_dir, "gain_maps.png", tight_layout=False), \
-        f"sigma_PPK / sigma_BW over (known/n, p) at n = {n:,} for eps = {', '.join(f'{e:g}' for e in epss)}: " \
-        "0 (no added noise) where many rows are unknown and p is near 1/2, close to 1 where the attacker " \
-        "knows almost everything or p is extreme; as eps grows the DP noise shrinks and the region where " \
-        "the unknown rows alone suffice spreads."
+        f"sigma_PPK / sigma_BW in percent over (known/n, p) at n = {n:,} for eps = " \
+        f"{', '.join(f'{e:g}' for e in epss)}: 0 (no added noise) where many rows are unknown and p is near 1/2, " \
+        "close to 100 where the attacker knows almost everything or p is extreme; as eps grows the DP noise " \
+        "shrinks and the region where the unknown rows alone suffice spreads."
+
+
+def _percent(share: float) -> str:
+    # 0 only where no noise is added, 100 only where PPK needs all of DP's: rounding moves neither end
+    if share <= 0.0 or share >= 1.0:
+        return f"{100 * share:.0f}"
+    return str(min(max(round(100 * share), 1), 99))
 
 
 def fig_delta_curves(out_dir: str, n: int = 100_000, known: int = 50_000, p: float = 0.5) -> tuple[str, str]:
     plt = _plt()
     eps = np.linspace(0.0, 0.12, 121)
-    fig, ax = plt.subplots(figsize=(6.4, 4.4))
+    # (a) the range a release uses, delta on a log axis; (b) the whole curve, whose far end lies below
+    # the smallest double, in log10 delta: on one axis (b) squeezes (a) into a sliver
+    fig, (near, whole) = plt.subplots(1, 2, figsize=(10, 4.2), gridspec_kw={"width_ratios": [1.3, 1]})
     colours = {0.0: "k", 100.0: "C0", 300.0: "C3"}
     lowest = 0.0
     for sigma, colour in colours.items():   # one colour per added sigma: with and without natural noise
-        q = CountingQuery(n=n, known=known, p=p, sigma=sigma)
-        y = q.log_delta(eps) / math.log(10)
-        lowest = min(lowest, float(np.min(y)))
-        ax.plot(eps, y, "-", color=colour, label=f"natural noise + sigma = {sigma:g}" if sigma else
-                "natural noise alone (sigma = 0)")
+        curves = [(CountingQuery(n=n, known=known, p=p, sigma=sigma).log_delta(eps), "-",
+                   rf"natural noise + $\sigma$ = {sigma:g}" if sigma else r"natural noise alone ($\sigma$ = 0)")]
         if sigma:
-            g = analytic_gaussian_log_delta(sigma=sigma, eps=eps) / math.log(10)
-            lowest = min(lowest, float(np.min(g)))
-            ax.plot(eps, g, "--", color=colour, label=f"Gaussian mechanism alone, sigma = {sigma:g}")
-    ax.set_ylim(lowest * 1.03, 0.5 - lowest * 0.02)
-    ax.set_xlabel("eps")
-    ax.set_ylabel("log10 delta(eps)")
-    ax.set_title(f"Privacy curves of a count: n = {n:,}, known = {known:,}, p = {p}\n"
+            curves.append((analytic_gaussian_log_delta(sigma=sigma, eps=eps), "--",
+                           rf"Gaussian mechanism alone, $\sigma$ = {sigma:g}"))
+        for log_delta, style, label in curves:
+            y = log_delta / math.log(10)
+            lowest = min(lowest, float(np.min(y)))
+            near.semilogy(eps, 10.0 ** np.maximum(y, -300.0), style, color=colour, label=label)
+            whole.plot(eps, y, style, color=colour)
+    near.set_xlim(0.0, 0.09)
+    near.set_ylim(1e-20, 2.0)
+    near.set_xlabel(r"$\varepsilon$")
+    near.set_ylabel(r"$\delta(\varepsilon)$")
+    near.set_title(r"(a) $\delta \geq 10^{-20}$, the range a release uses", fontsize=10)
+    near.legend(fontsize=7, loc="upper right")   # beyond eps = 0.05 every curve is below 1e-9
+    whole.set_ylim(lowest * 1.03, 0.5 - lowest * 0.02)
+    whole.set_xlabel(r"$\varepsilon$")
+    whole.set_ylabel(r"$\log_{10} \delta(\varepsilon)$")
+    whole.set_title(rf"(b) the whole curve, down to $\delta = 10^{{{lowest:.0f}}}$", fontsize=10)
+    fig.suptitle(f"Privacy curves of a count: n = {n:,}, known = {known:,}, p = {p} "
                  f"(N = {n - known - 1:,} unknown rows act as natural noise)", fontsize=10)
-    ax.legend(fontsize=7)
     return _save(fig, out_dir, "delta_curves.png"), \
         "delta(eps) of the count with natural noise (solid) against the plain Gaussian mechanism with the same " \
-        "added sigma (dashed, same colour), over the whole range of delta: the unknown rows alone (black) give " \
-        "a smaller delta than the Gaussian mechanism with sigma = 100 alone at every eps > 0."
+        "added sigma (dashed, same colour): (a) for delta >= 1e-20 on a log axis, (b) the whole curve in " \
+        "log10 delta. The unknown rows alone (black) give a smaller delta than the Gaussian mechanism with " \
+        "sigma = 100 alone at every eps > 0."
 
 
 def fig_evaluation_summary(out_dir: str, rows: Sequence[Mapping[str, Any]]) -> tuple[str, str]:
@@ -295,9 +336,9 @@ def fig_evaluation_summary(out_dir: str, rows: Sequence[Mapping[str, Any]]) -> t
     colours = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, max(len(ns), 1)))
     markers = ["o", "s", "^", "D", "v", "P"]
     # Algorithm 2 spends eps/2 on the bias estimate: its own DP baseline is the analytic sigma at eps/2
-    panels = [("sigma_ppk", lambda r: r["sigma_analytic"], "Algorithm 1 (bias p known)", "sigma_BW(eps)"),
+    panels = [("sigma_ppk", lambda r: r["sigma_analytic"], "Algorithm 1 (bias p known)", r"$\sigma_{BW}(\varepsilon)$"),
               ("sigma_alg2", lambda r: analytic_gaussian_sigma(eps=r["eps"] / 2, delta=r["delta"]),
-               "Algorithm 2 (p estimated privately; median over seeds)", "sigma_BW(eps/2)")]
+               "Algorithm 2 (p estimated privately; median over seeds)", r"$\sigma_{BW}(\varepsilon/2)$")]
     for ax, (key, base, title, base_name) in zip(axes, panels):
         zero = 0
         for i, n in enumerate(ns):
@@ -317,14 +358,16 @@ def fig_evaluation_summary(out_dir: str, rows: Sequence[Mapping[str, Any]]) -> t
         ax.set_xlabel("share of rows the attacker knows (known / n)")
         ax.set_title(f"{title}\n{zero} of {len(rows)} points need no added noise (at 0)", fontsize=10)
         ax.text(0.01, 1.02, f"1 = the DP baseline {base_name}", fontsize=8, transform=ax.get_yaxis_transform())
-    axes[0].set_ylabel("sigma_PPK / sigma_DP (0 = natural noise suffices)")
-    handles = [Line2D([], [], color=colours[i], marker="o", ls="", label=f"n = {n:,}") for i, n in enumerate(ns)]
-    handles += [Line2D([], [], color="grey", marker=markers[j % len(markers)], ls="", label=f"eps = {e:g}")
-                for j, e in enumerate(epss)]
-    axes[1].legend(handles=handles, fontsize=8, loc="center right")
-    fig.suptitle(f"Every grid point of the sweep: the share of the DP noise PPK needs (delta = "
-                 f"{', '.join(f'{d:g}' for d in sorted({r['delta'] for r in rows}))})", fontsize=11)
-    return _save(fig, out_dir, "sweep_sigma.png"), \
+    axes[0].set_ylabel(r"$\sigma_{PPK}\,/\,\sigma_{DP}$ (0: the natural noise suffices)")
+    handles = [Line2D([], [], color=colours[i], marker="o", ls="", label=f"n = {_num(n)}") for i, n in enumerate(ns)]
+    handles += [Line2D([], [], color="grey", marker=markers[j % len(markers)], ls="",
+                       label=rf"$\varepsilon$ = {_num(e)}") for j, e in enumerate(epss)]
+    # below the panels: inside either one the legend would hide points near known/n = 0.9
+    fig.legend(handles=handles, fontsize=8, loc="lower center", ncol=max(len(handles), 1), frameon=False)
+    fig.suptitle(fr"Every grid point of the sweep: the share of the DP noise PPK needs ($\delta$ = "
+                 f"{', '.join(_num(d) for d in sorted({r['delta'] for r in rows}))})", fontsize=11)
+    fig.tight_layout(rect=(0.0, 0.07, 1.0, 1.0))
+    return _save(fig, out_dir, "sweep_sigma.png", tight_layout=False), \
         "Each sweep point's noise as a share of its DP baseline (the analytic Gaussian at eps for Algorithm 1, " \
         "at eps/2 for Algorithm 2, which spends the other half on the bias), by the share of rows known, " \
         "coloured by n and marked by eps: no point lies above 1, and the points at 0 are those where the " \
