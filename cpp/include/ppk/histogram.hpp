@@ -88,8 +88,8 @@ class BinomialMixture {
     right_.assign(static_cast<std::size_t>(K + 1), 0);
     for (std::int64_t i = 0; i < K; ++i) left_[i + 1] = left_[i] + std::exp(lp_[i]);
     for (std::int64_t i = K - 1; i >= 0; --i) right_[i] = right_[i + 1] + std::exp(lp_[i]);
-    // prefix sums of K positive terms: each carries a relative error below K ulps
-    sum_err_ = 2 * static_cast<real>(K) * 1.1e-19L;
+    // prefix sums of K positive terms: each carries a relative error below K ulps (2 K kU); allowed 6 K kU
+    sum_err_ = 2 * static_cast<real>(K) * (3 * kU);
     // mass right of the window: pmf(hi + j) <= pmf(hi) r^j with r = pmf(hi+1)/pmf(hi) < 1 (hi > mode)
     if (hi_ < N) {
       const real r = std::exp(pmf_.log_step(hi_));

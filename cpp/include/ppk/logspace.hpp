@@ -1,8 +1,8 @@
 // ppk/logspace.hpp -- log-space arithmetic in long double.
 //
 // Method: every probability that can underflow is carried as its natural log in
-// `long double` (x86-64: 64-bit mantissa, unit roundoff u = 5.4e-20, exponent
-// range to 1e-4951).  Sums of many positive terms use a streaming log-sum-exp
+// the working type `real` (ppk/real.hpp: long double with at least a 64-bit mantissa, unit
+// roundoff u <= 5.4e-20, exponent range to 1e-4951).  Sums of many positive terms use a streaming log-sum-exp
 // whose running mantissa is accumulated with Neumaier (improved Kahan)
 // compensation, so the relative error of a sum of n positive terms is
 // O(u) + O(n u^2) instead of O(n u).  log1mexp follows Maechler (2012):
@@ -13,9 +13,9 @@
 #include <cmath>
 #include <limits>
 
-namespace ppk {
+#include "ppk/real.hpp"
 
-using real = long double;
+namespace ppk {
 
 constexpr real kInf = std::numeric_limits<real>::infinity();
 constexpr real kNaN = std::numeric_limits<real>::quiet_NaN();
@@ -37,9 +37,10 @@ inline real expm1_near0(real z) {
   return z * (1 + z * (0.5L + z * (1.0L / 6 + z * (1.0L / 24 + z * (1.0L / 120)))));
 }
 
-// exp(x), with 0 returned directly below the smallest long double (e^-11399.5): the library's
+// exp(x), with 0 returned directly below the smallest long double (x87: e^-11399.5): the library's
 // underflow goes through its error handler (errno), several times the cost of an exp, and the walks
-// at sigma << 1 meet it at nearly every term past the peak.
+// at sigma << 1 meet it at nearly every term past the peak.  (Quad's smallest is e^-11433: terms
+// below e^-11400 of the scale are far below every rounding allowance, so the cut holds for it too.)
 inline real exp_or_zero(real x) { return x < -11400 ? 0 : std::exp(x); }
 
 // log(1 - exp(x)) for x <= 0; -inf at x == 0.

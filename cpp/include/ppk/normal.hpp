@@ -116,8 +116,13 @@ class TwoSidedTail {
   struct Node { real sf, pdf; };
   TwoSidedTail() : nodes_(kPerUnit * kEnd + 1) {
     // sqrt(1/2) = kHi + kLo + kRest: kHi has 32 bits, so u kHi and u kLo are exact for a node u (13 bits)
-    constexpr real kHi = 3037000499.0L / 4294967296.0L, kLo = kSqrt1_2 - kHi;
-    constexpr real kRest = 1.895032558893257079655062e-20L;   // sqrt(1/2) - kSqrt1_2
+    constexpr real kP32 = 4294967296.0L;
+    constexpr real kHi = 3037000499.0L / kP32, kLo = kSqrt1_2 - kHi;
+    // kRest = sqrt(1/2) - kSqrt1_2, the rounding of kSqrt1_2 in the working type: sqrt(1/2) - kHi held
+    // as its next two 32-bit blocks (exact) and the rest, so (kA2 - kLo) + kA3 is exact for 64 to 113
+    // digits and only the last addition rounds (x87: 1.895032558893257079655062e-20)
+    constexpr real kA2 = 4192101508.0L / kP32 / kP32, kA3 = 1501399475.0L / kP32 / kP32 / kP32;
+    constexpr real kRest = ((kA2 - kLo) + kA3) + 5.782940658727076843338860629886313983537e-30L;
     for (std::size_t i = 0; i < nodes_.size(); ++i) {
       const real u = static_cast<real>(i) / kPerUnit;
       const real y = u * kSqrt1_2;                              // rounded: erfcl is evaluated at y

@@ -27,13 +27,13 @@ struct DeltaBounds {
 
 namespace detail {
 
-// Rounding bounds.  Each log-term t_k is the sum of long-double logs of size up
-// to |scale|, so it carries an absolute error of a few ulps of |scale|
-// (1.1e-19 |scale| each); we allow 10 ulps of |scale| plus 1e-17 fixed.
-// kRho-type bounds are relative errors of a positive sum; errL is the absolute
+// Rounding bounds, in units kU = 2^-64 (ppk/real.hpp).  Each log-term t_k is the sum of logs of
+// size up to |scale|, so it carries an absolute error of a few ulps of |scale| (2 kU |scale| each);
+// we allow 19 kU |scale| (1.03e-18, about 9 ulps) plus 185 kU (1.003e-17) fixed.
+// kRho-type bounds are relative errors of a positive sum (1845 kU = 1.0002e-16); errL is the absolute
 // error of a privacy loss L = log(S_1/S_0) computed from one common scale.
-inline real rounding_bound(real scale) { return 1e-17L + 1e-18L * std::fabs(scale); }
-constexpr real kRho = 1e-16L;
+inline real rounding_bound(real scale) { return 185 * kU + 19 * kU * std::fabs(scale); }
+constexpr real kRho = 1845 * kU;
 
 inline DeltaBounds max_bounds(const DeltaBounds& a, const DeltaBounds& b) {
   DeltaBounds r;
@@ -58,10 +58,11 @@ inline DeltaBounds gaussian_delta_tail(real ya, real d) {
   }
   r.log_delta = la + log1mexp(log_ratio);
   // relative error: the scale Phi(-ya) (not amplified) + the ratio's error (amplified by
-  // ratio / (1 - ratio)).  log_mills_ratio is accurate to ~1e-17 of its value, plus the absolute
-  // rounding of the pieces it subtracts: the series logs (~1e-18/ya^2) or two log-Mills values (1e-17).
-  const real piece_err = ya >= 10 ? 1e-18L / (ya * ya) : (d * std::max<real>(1, ya) > 1e-3L ? 1e-17L : 0);
-  const real ratio_err = 1e-17L * std::fabs(log_ratio) + piece_err;
+  // ratio / (1 - ratio)).  log_mills_ratio is accurate to ~1e-17 (185 kU) of its value, plus the absolute
+  // rounding of the pieces it subtracts: the series logs (~1e-18/ya^2: 19 kU) or two log-Mills values
+  // (1e-17: 185 kU).
+  const real piece_err = ya >= 10 ? 19 * kU / (ya * ya) : (d * std::max<real>(1, ya) > 1e-3L ? 185 * kU : 0);
+  const real ratio_err = 185 * kU * std::fabs(log_ratio) + piece_err;
   const real amplify = std::exp(log_ratio - log1mexp(log_ratio));
   r.log_upper = r.log_delta + std::log1p(kRho + rounding_bound(la) + ratio_err * amplify);
   return r;
@@ -85,7 +86,7 @@ inline bool gaussian_delta_central(real sigma, real eps, real sens, real yb, Del
   if (!(log_sub < 0)) return false;
   r.log_delta = log_mass + log1mexp(log_sub);
   const real amplify = 1 / -std::expm1(log_sub);   // relative errors of the two terms, magnified
-  r.log_upper = r.log_delta + std::log1p((kRho + 1e-17L) * (1 + 2 * amplify));
+  r.log_upper = r.log_delta + std::log1p((kRho + 185 * kU) * (1 + 2 * amplify));
   return true;
 }
 

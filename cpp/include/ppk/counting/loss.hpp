@@ -216,7 +216,7 @@ inline LossEval loss(const BinomialLogPmf& w, real v, real sigma, LogPmfMemo& lw
   const real L = (v - (jr + 0.5L) * is2) + (shared ? std::log(s1.mantissa) - log_m0 : s1.log_sum() - log_sum0);
   // rounding, plus the mass the walks left out (below e^-50 of each sum's peak term)
   auto omitted = [](const LogConcaveSum& sum) { return sum.mantissa > 0 ? sum.tail / sum.mantissa : 0; };
-  const real err = 2 * rounding_bound(scale) + 1e-18L * (std::fabs(v) + (std::fabs(jr) + 1) * is2) +
+  const real err = 2 * rounding_bound(scale) + 19 * kU * (std::fabs(v) + (std::fabs(jr) + 1) * is2) +
                    omitted(s0) + omitted(s1);
   // log of the P_0 density at o = k0 + v sigma^2: sum_k w_k phi_sigma(o - k), with the Gaussian
   // exponent -(v sigma - j/sigma)^2/2 written around j_r as for S'_0
@@ -253,11 +253,11 @@ inline LossEval loss_shifted(const LossEval& center, const LossMoments& lm, real
   e.mean0 = m0;
   // rounding: a few ulps of sh and X_a, plus that of the second and third moments, summed in double
   // over at most 2 d_max + 1 terms (PosteriorSums): relative to the sums of d^2 and |d|^3 <= d_max d^2
-  // times the terms, at most (n + 4) u_double each
+  // times the terms, at most (n + 4) u_double each (double: independent of the working type)
   const real moment_rel = 1.2e-16L * (2 * lm.d_max + 5);
   real moment_err = 0;
   for (int a = 0; a < 2; ++a) moment_err += (0.5L * h * h + h * h * h / 6 * lm.d_max) * std::fabs(lm.mu2[a]);
-  e.err = center.err + 4 * remainder + 1e-18L * (std::fabs(sh) + std::fabs(x[0]) + std::fabs(x[1])) +
+  e.err = center.err + 4 * remainder + 19 * kU * (std::fabs(sh) + std::fabs(x[0]) + std::fabs(x[1])) +
           moment_rel * moment_err;
   return e;
 }

@@ -49,7 +49,7 @@ inline DeltaBounds noiseless_delta(const BinomialLogPmf& w, real eps) {
     if (j < N) {
       step = w.log_step(j);
       if (step < 0) {
-        const real bound = lw + 1e-16L - log1mexp(step);
+        const real bound = lw + 1845 * kU - log1mexp(step);
         if (bound < acc.max - 72) { log_tail = bound; break; }
       }
     }
@@ -57,7 +57,7 @@ inline DeltaBounds noiseless_delta(const BinomialLogPmf& w, real eps) {
   DeltaBounds r;
   r.method = 1;
   r.log_delta = acc.log_value();
-  r.log_upper = log_add_exp(r.log_delta + std::log1p(kRho + 1e-16L + rounding_bound(acc.max)), log_tail);
+  r.log_upper = log_add_exp(r.log_delta + std::log1p(2 * kRho + rounding_bound(acc.max)), log_tail);
   return r;
 }
 

@@ -40,7 +40,7 @@ struct TailPair {
   // rounding bound (NaN and -inf otherwise; TailWalker)
   real log_delta_direct = kNaN, log_direct_err = -kInf;
   real rho() const { return kRho + rounding_bound(rel_scale); }       // relative error of a mantissa
-  real log_c_err() const { return 4e-19L * std::fabs(log_c); }         // absolute error of log C
+  real log_c_err() const { return 8 * kU * std::fabs(log_c); }         // absolute error of log C
 };
 
 // The tail walk at the threshold v.  eps_direct: the eps of the threshold, for the term-by-term sum
@@ -190,7 +190,7 @@ class TailWalker {
     d.sum.add(t * em);
     // t to rho; r_j - eps to a few ulps of its parts
     const real r_err =
-        1e-18L * (std::fabs(step_r) + std::fabs(v_) + std::fabs(eps_direct_) + std::fabs(j + 0.5L) * is2_);
+        19 * kU * (std::fabs(step_r) + std::fabs(v_) + std::fabs(eps_direct_) + std::fabs(j + 0.5L) * is2_);
     d.err.add(t * (std::fabs(em) * rho_direct_ + (1 + std::fabs(em)) * r_err));
   }
 
@@ -429,7 +429,7 @@ inline void TailWalker::sum_direct(TailPair& out, std::array<Direct, 2>& direct,
   err.merge(direct[0].err);
   if (sum.value() > 0) {
     out.log_delta_direct = A.scale + std::log(sum.value());
-    out.log_direct_err = A.scale + std::log(err.value() + 1e-19L * sum.value());
+    out.log_direct_err = A.scale + std::log(err.value() + 2 * kU * sum.value());
   }
 }
 

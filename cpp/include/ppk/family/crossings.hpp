@@ -85,7 +85,7 @@ class FamilyCrossings {
       }
     }
     const real e = est.log_value(), u = up.log_value();
-    return {{e, u == -kInf ? e : std::max(e, u + 1e-17L)}, true};
+    return {{e, u == -kInf ? e : std::max(e, u + 185 * kU)}, true};
   }
 
  private:
@@ -182,7 +182,7 @@ class FamilyCrossings {
         if (!std::isnan(right.slack)) second = log_add_exp(second, right.slack);
         u = std::min(u, second);
       }
-      const real rho = 1e-17L + sums_.error(std::max(std::fabs(la), std::fabs(lb)));
+      const real rho = 185 * kU + sums_.error(std::max(std::fabs(la), std::fabs(lb)));
       up.add(log_add_exp(std::max(u, e), la == -kInf ? -kInf : std::log(rho) + log_add_exp(la, eps + lb)));
     }
   }

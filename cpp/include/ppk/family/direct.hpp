@@ -14,9 +14,10 @@
 // e^{log f(z) - log f(0)} for |z| <= R, while the window's values span less than e^5000 (no product
 // leaves the long-double range); elsewhere each term is exponentiated from its log.
 // Accuracy: every sum in long double, compensated: the log of a sum within
-// error(result) = the window's error + 2e-18 (|result| + 60) + 2e-18 (the terms' logs, their exps
+// error(result) = the window's error + 37 kU (|result| + 60) + 37 kU (37 kU = 2e-18; the terms' logs, their exps
 // and the truncation's e^-50), which the callers add to their allowances; densities whose terms were
-// exponentiated in double (the crossings path's, kFast) within 2.5e-16 more.
+// exponentiated in double (the crossings path's, kFast) within 2.5e-16 more (double: independent of
+// the working type).
 #pragma once
 
 #include <algorithm>
@@ -71,7 +72,7 @@ class DirectSums {
   std::int64_t hi() const { return v_.hi(); }
 
   // the bound on the error of a sum's log (see the header)
-  real error(real result) const { return v_.w->log_error() + 2e-18L * (std::fabs(result) + 60) + 2e-18L; }
+  real error(real result) const { return v_.w->log_error() + 37 * kU * (std::fabs(result) + 60) + 37 * kU; }
   // ... of a density or a cell bound
   real density_error(real result) const { return error(result) + (kFast ? 2.5e-16L : 0); }
 

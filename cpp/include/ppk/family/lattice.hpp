@@ -92,7 +92,7 @@ inline FamilyBounds lattice_noiseless(const View& v, std::int64_t d, real eps) {
     detail::add_lattice_term(a, b, err, err, eps, est, up);
   }
   const real e = est.log_value(), u = up.log_value();
-  return {e, u == -kInf ? u : std::max(e, u + 1e-17L)};   // (1e-17: the sums' rounding)
+  return {e, u == -kInf ? u : std::max(e, u + 185 * kU)};   // (185 kU = 1e-17: the sums' rounding)
 }
 
 // A lattice law added to any natural noise
@@ -122,11 +122,11 @@ class FamilyLattice {
       up.add(tail);
     }
     if (la > -kInf) {   // the tails' rounding rho (A + e^eps B)
-      const real rho = 1e-17L + sums_.error(std::max(std::fabs(la), std::fabs(lb)));
+      const real rho = 185 * kU + sums_.error(std::max(std::fabs(la), std::fabs(lb)));
       up.add(std::log(rho) + log_add_exp(la, eps + lb));
     }
     const real e = est.log_value(), u = up.log_value();
-    return {e, u == -kInf ? u : std::max(e, u + 1e-17L)};
+    return {e, u == -kInf ? u : std::max(e, u + 185 * kU)};
   }
 
  private:

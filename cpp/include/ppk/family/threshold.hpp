@@ -89,14 +89,15 @@ class FamilyThreshold {
 
   Value f(real o, std::int64_t d, real eps) {
     const real a = sums_.log_density(o, static_cast<real>(d), 0), b = sums_.log_density(o, 0, 1);
-    // each log: the window's error, the terms' logs (2e-18 of their size) and the double exps (1.1e-16)
-    const real err = 2 * err_w_ + 5e-16L + 2e-18L * (std::fabs(a) + std::fabs(b));
+    // each log: the window's error, the terms' logs (37 kU = 2e-18 of their size) and the double exps
+    // (1.1e-16 each: independent of the working type)
+    const real err = 2 * err_w_ + 5e-16L + 37 * kU * (std::fabs(a) + std::fabs(b));
     return {a - b - eps, err};
   }
 
   // log of A - e^eps B's rounding allowance rho (A + e^eps B) for tails with logs la, lb
   real log_rounding(real la, real lb, real eps) const {
-    const real rho = 1e-17L + err_w_ + 2e-18L * (std::max(std::fabs(la), std::fabs(lb)) + 60);
+    const real rho = 185 * kU + err_w_ + 37 * kU * (std::max(std::fabs(la), std::fabs(lb)) + 60);
     return std::log(rho) + log_add_exp(la, eps + lb);
   }
 
@@ -110,7 +111,7 @@ class FamilyThreshold {
     if (law_.gaussian_family()) return kInf;
     if (detail::product_at_least(eps, scale_d_, d)) return -kInf;
     const real ratio = static_cast<real>(d) / law_.scale();
-    return std::log(((ratio - eps) + 1e-18L * ratio) * (1 + 1e-15L));
+    return std::log(((ratio - eps) + 19 * kU * ratio) * (1 + 1e-15L));   // (1e-15: a margin for the log)
   }
 
   // a bracket lo < hi with f(lo) <= 0 < f(hi), by steps doubling outward from o; false: none below

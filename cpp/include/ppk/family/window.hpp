@@ -206,7 +206,7 @@ inline NaturalWindow NaturalWindow::binomial(std::int64_t N, real p, real depth)
   const std::int64_t offset = mode - static_cast<std::int64_t>(down.size());
   real err = 0;
   for (real v : lw) err = std::max(err, std::fabs(v));
-  return NaturalWindow(offset, std::move(lw), log_add_exp(drop_down, drop_up), 1e-17L + 1e-18L * err);
+  return NaturalWindow(offset, std::move(lw), log_add_exp(drop_down, drop_up), 185 * kU + 19 * kU * err);
 }
 
 // A window read as X (mirrored = false) or as -X: k runs over lo() .. hi(), the support's ends.
