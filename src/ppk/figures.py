@@ -119,7 +119,7 @@ def fig_pointwise_loss(out_dir: str, n: int = 5000, known: int = 3000, o: int = 
                     label="|PL| = 0 at b = (o - q)/(n - n')" if i == 0 else None)
     ax1.set_xlabel("attacker's bias b")
     ax1.set_ylabel("noiseless pointwise privacy loss |PL| (nats)")
-    ax1.set_title("|PL| against the bias, for three backgrounds")
+    ax1.set_title("|PL| against the bias, for three backgrounds", fontsize=10)
     handles, labels = ax1.get_legend_handles_labels()
     order = sorted(range(len(labels)), key=lambda k: labels[k].startswith("|PL|"))   # the curves, then the zeros
     ax1.legend([handles[k] for k in order], [labels[k] for k in order], fontsize=8, loc="upper center")
@@ -355,6 +355,7 @@ def fig_evaluation_summary(out_dir: str, rows: Sequence[Mapping[str, Any]]) -> t
                            alpha=0.85, edgecolors="none")
         ax.axhline(1.0, color="k", ls=":", lw=1)
         ax.set_ylim(-0.05, 1.12)
+        ax.set_xlim(0.0, 1.0)   # the whole range of known/n: the spread around each value stays a spread
         ax.set_xlabel("share of rows the attacker knows (known / n)")
         ax.set_title(f"{title}\n{zero} of {len(rows)} points need no added noise (at 0)", fontsize=10)
         ax.text(0.01, 1.02, f"1 = the DP baseline {base_name}", fontsize=8, transform=ax.get_yaxis_transform())
