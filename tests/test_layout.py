@@ -42,7 +42,8 @@ def test_old_paths_are_gone(old):
 PUBLIC_MODULES = ["ppk", "ppk.baselines", "ppk.samplers", "ppk.pld", "ppk.counting", "ppk.algorithm1", "ppk.noise",
                   "ppk.noise.natural", "ppk.noise.added", "ppk.noise.window", "ppk.noisy_query", "ppk.plotting",
                   "ppk.algorithm2", "ppk.release", "ppk.hypergeom", "ppk.related.dp", "ppk.related.pk",
-                  "ppk.related.sp", "ppk.related.risk", "ppk.related.risk.sensitivity"]
+                  "ppk.related.sp", "ppk.related.risk", "ppk.related.risk.sensitivity", "ppk.shuffle",
+                  "ppk.related.shuffle_clones"]
 
 
 def _public_callables():
@@ -89,13 +90,15 @@ def test_no_comment_cites_an_absent_specification():
 
 # --- the house (docs/architecture.md) --------------------------------------------------------------
 
-#: The modules that may call the kernel gateway: the queries, the laws, the PLD internals, the Gaussian
-#: mechanism's own curve, and the related paper with a kernel of its own.  Everything else reaches numbers
+#: The modules that may call the kernel gateway: the queries (the shuffled randomized response's per-split
+#: curve too), the laws, the PLD internals, the Gaussian mechanism's own curve, and the related papers with a
+#: kernel of their own (the privacy-at-risk sensitivity, the shuffle clone bound).  Everything else reaches numbers
 #: through a query.
 KERNEL_CALLERS = {"counting.py", "noisy_query.py", "_family.py", "histogram.py",
                   "_histogram_noiseless.py", "baselines.py",
                   "hypergeom.py", "noise/natural.py", "noise/added.py", "noise/window.py", "noise/_convolve.py",
-                  "pld/_convolution.py", "pld/mechanisms.py", "pld/subsampled.py", "related/risk/sensitivity.py"}
+                  "pld/_convolution.py", "pld/mechanisms.py", "pld/subsampled.py", "related/risk/sensitivity.py",
+                  "_shuffle_split.py", "related/shuffle_clones.py"}
 MAX_LINES = 500
 
 

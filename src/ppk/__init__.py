@@ -35,6 +35,7 @@ if TYPE_CHECKING:   # for type checkers and IDEs; at run time these load on firs
     from .plotting import plot_privacy_curve
     from .pld import Accountant, PrivacyLossDistribution
     from .release import Release, release
+    from .shuffle import ShuffledRandomizedResponse
 
 #: Each public name -> the submodule that defines it.  Nothing loads before a name is used, so
 #: ``import ppk`` and ``ppk --version`` load neither numpy nor the C++ core (docs/architecture.md).
@@ -45,6 +46,7 @@ _EXPORTS = {
     "alg1": "algorithm1", "alg2": "algorithm2", "release": "release", "Release": "release",
     "PrivacyLossDistribution": "pld", "Accountant": "pld", "plot_privacy_curve": "plotting",
     "InsecureRandomnessWarning": "_random", "ExposureWarning": "overlapping",
+    "ShuffledRandomizedResponse": "shuffle",
 }
 
 __all__ = [*_EXPORTS, "noise", "__version__"]

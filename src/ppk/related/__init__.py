@@ -8,6 +8,8 @@
 * :mod:`ppk.related.risk` -- privacy at risk of the Laplace mechanism (Dandekar, Basu, Bressan),
   with its sensitivity sampler (:mod:`ppk.related.risk.sensitivity`) and figures
   (:mod:`ppk.related.risk.figures`).
+* :mod:`ppk.related.shuffle_clones` -- the Feldman-McMillan-Talwar clone bound on shuffled randomized
+  response, beside which docs/shuffle.md sets ppk's exact curve (:class:`ppk.ShuffledRandomizedResponse`).
 
 They load on first use: ``import ppk; ppk.related.risk.confidence(eps=0.5, eps0=1.0)``.
 """
@@ -17,9 +19,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from . import dp, pk, risk, sp
+    from . import dp, pk, risk, shuffle_clones, sp
 
-__all__ = ["dp", "pk", "sp", "risk"]
+__all__ = ["dp", "pk", "sp", "risk", "shuffle_clones"]
 
 
 def __getattr__(name: str) -> Any:

@@ -1,0 +1,417 @@
+"""Shuffled randomized response for one split of the other users' inputs: the exact delta(eps), certified.
+
+The shuffler publishes how many of the n users reported 1.  Each user flips its input with probability
+``r = 1 / (1 + e^eps0)``.  With the other users' inputs fixed (``ones`` of them 1, ``zeros`` of them 0) and
+``unknown`` further users whose inputs are i.i.d. Bernoulli(p) (each reports 1 with ``q = r + p (1 - 2r)``),
+the others' reports sum to
+
+    C = Bin(ones, 1 - r) + Bin(zeros, r) + Bin(unknown, q),
+
+and the challenge user's input 0 or 1 gives the outputs ``P0 = C + Bern(r)`` and ``P1 = C + Bern(1 - r)``.
+With ``rho(s) = C(s-1) / C(s)`` (non-decreasing in s: C is a Poisson binomial, so log-concave),
+
+    P1(s) - e^eps P0(s) = f (C(s-1) - rho1 C(s)),    P0(s) - e^eps P1(s) = g (rho0 C(s) - C(s-1)),
+
+with ``f = (1 - r) - e^eps r``, ``g = e^eps (1 - r) - r``, ``rho1 = g / f = 1 / rho0``: both hockey sticks
+are sums of positive parts of these closed forms -- no difference of two large probabilities is ever
+formed.  docs/shuffle.md derives them and the error bounds below.
+
+``log C(s)`` comes from a direct convolution of the narrower binomial with the wider law (one binomial in
+closed form, or the kernel's certified window of two), exponentially tilted so that the window's values
+are the bulk of the tilted sums (relative accuracy in every tail, no FFT).  Each value carries a lower
+and an upper end; the hockey sticks are summed from the ends that make them a lower and an upper bound.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+import numpy as np
+
+from . import _kernels
+from ._logmath import log1mexp
+from ._typing import FloatArray
+from .noise.window import Window
+
+U = 2.0 ** -53           # unit roundoff of double
+TINY = 2.0 ** -1021      # products below this may have lost their value to underflow
+FULL_SUPPORT = 4096     # narrow binomials of fewer users are convolved over their whole support
+DEPTH = 40.0             # a window ends where its terms fall below e^-DEPTH of the sum's (tails bounded)
+
+
+def _log_expm1(x: float) -> float:
+    """log(e^x - 1) for x > 0, without overflow."""
+    return x + math.log(-math.expm1(-x)) if x > 1 else math.log(math.expm1(x))
+
+
+@dataclass(frozen=True)
+class Flip:
+    """The randomizer: flip probability ``r = 1 / (1 + e^eps0)``, with its logs (``eps0 = inf``: r = 0)."""
+
+    eps0: float
+
+    @cached_property
+    def r(self) -> float:
+        return 0.0 if self.eps0 == math.inf else 1.0 / (1.0 + math.exp(self.eps0)) if self.eps0 < 700 else \
+            math.exp(-self.eps0)
+
+    @cached_property
+    def log_r(self) -> float:
+        return -math.inf if self.eps0 == math.inf else -float(np.logaddexp(0.0, self.eps0))
+
+    @cached_property
+    def log_1mr(self) -> float:
+        return 0.0 if self.eps0 == math.inf else -float(np.logaddexp(0.0, -self.eps0))
+
+    def coefficients(self, eps: float) -> tuple[float, float]:
+        """``(log f, log g)`` of the module docstring at ``eps`` (< eps0); ``log rho1 = log g - log f``."""
+        log_f = self.log_1mr + math.log(-math.expm1(eps - self.eps0)) if self.eps0 < math.inf else 0.0
+        log_g = self.log_r + _log_expm1(eps + self.eps0) if self.eps0 < math.inf else eps
+        return log_f, log_g
+
+
+@dataclass(frozen=True)
+class _Group:
+    """``count`` Bernoulli(p) reports, ``p = 1 - r`` written as ``mirrored`` (pmf at x = Bin(count, r) at count - x)."""
+
+    count: int
+    p: float
+    mirrored: bool = False
+
+    @property
+    def prob_one(self) -> float:
+        return 1.0 - self.p if self.mirrored else self.p
+
+    def log_pmf(self, x: np.ndarray) -> FloatArray:
+        """log pmf at the consecutive integers ``x`` (``-inf`` outside 0..count)."""
+        k = (self.count - x[::-1]) if self.mirrored else x
+        out = np.full(k.shape, -np.inf)
+        inside = np.nonzero((k >= 0) & (k <= self.count))[0]
+        if inside.size:
+            out[inside[0]:inside[-1] + 1] = _binomial_run(self.count, self.p, int(k[inside[0]]), inside.size)
+        return out[::-1] if self.mirrored else out
+
+    def log_pmf_at(self, x: np.ndarray) -> FloatArray:
+        """log pmf at any integers ``x`` (each from the kernel)."""
+        k = (self.count - x) if self.mirrored else x
+        out = np.full(k.shape, -np.inf)
+        inside = (k >= 0) & (k <= self.count)
+        if np.any(inside):
+            out[inside] = _kernels.binom_logpmf(self.count, self.p, k[inside].astype(np.int64))
+        return out
+
+
+#: Every ANCHOR-th value of a run of binomial log pmfs comes from the kernel; the ones between follow by the
+#: exact ratio w(k) / w(k-1) = (n - k + 1) p / (k q), cumulated: each step adds at most u (|log| + |logit p| + 3)
+#: to the log's error, so a value's error is below ANCHOR u (|value| + |logit p| + 3) + the kernel's.
+ANCHOR = 64
+
+
+def run_error(values: FloatArray, p: float) -> FloatArray:
+    """A bound on the absolute error of :func:`_binomial_run`'s logs ``values`` (finite ones)."""
+    logit = abs(math.log(p) - math.log1p(-p)) if 0 < p < 1 else 0.0
+    return 1e-17 + ANCHOR * U * (np.abs(values) + logit + 4)
+
+
+def _binomial_run(n: int, p: float, k0: int, size: int) -> FloatArray:
+    """``log Bin(n, p)(k)`` for ``k = k0 .. k0 + size - 1`` (all within 0..n)."""
+    k = np.arange(k0, k0 + size)
+    anchors = _kernels.binom_logpmf(n, p, k[::ANCHOR].astype(np.int64))
+    if size <= 1:
+        return anchors
+    # steps into each k from k - 1, cumulated within blocks of ANCHOR that start at an anchor
+    blocks = -(-size // ANCHOR)
+    flat = np.zeros(blocks * ANCHOR)
+    kk = k[1:]
+    flat[1:size] = np.log((n - kk + 1.0) / kk) + (math.log(p) - math.log1p(-p))
+    steps = flat.reshape(blocks, ANCHOR)
+    steps[:, 0] = anchors
+    return np.cumsum(steps, axis=1).ravel()[:size]
+
+
+class Split:
+    """The others' reports ``C`` for one split; :meth:`log_pmf_bracket` gives certified ends of ``log C(s)``."""
+
+    def __init__(self, flip: Flip, *, ones: int, zeros: int, unknown: int = 0, q: float = 0.5):
+        self.flip, self.ones, self.zeros, self.unknown, self.q = flip, ones, zeros, unknown, q
+        r = flip.r
+        groups = [g for g in (_Group(ones, r, True), _Group(zeros, r), _Group(unknown, q)) if g.count > 0
+                  and 0.0 < g.prob_one < 1.0]
+        self.shift = (ones if r == 0.0 else 0) + (unknown if q == 1.0 else 0)   # deterministic reports
+        self.size = sum(g.count for g in groups)                                 # C lives on shift..shift+size
+        self.mean = ones * (1 - r) + zeros * r + unknown * q
+        self.var = (ones + zeros) * r * (1 - r) + unknown * q * (1 - q)
+        groups.sort(key=lambda g: g.count * g.prob_one * (1 - g.prob_one))
+        self._narrow = groups[0] if len(groups) > 1 else None
+        self._wide = groups[1:] if len(groups) > 1 else groups
+        self._wide_window: Window | None = None      # the kernel's window of two wide groups, made once
+        # r and q are rounded to doubles (relative error <= 4u), and the kernel's window of two groups takes
+        # 1 - r as a probability: d log pmf / dp = (x - k p) / (p (1 - p)) gives a log error per count of
+        # deviation from the mean
+        smallest = min([min(p, 1 - p) for p in (r, q) if 0 < p < 1] or [0.5])
+        self._log_err_per_count = 5 * U / smallest
+
+    # -- the wider law: one binomial in closed form, or the kernel's window of two
+    def _wide_log_pmf(self, y: np.ndarray, consecutive: bool = True) -> tuple[FloatArray, float]:
+        """log of the wider law at y (with ``shift`` removed; consecutive integers unless said otherwise) and
+        an absolute bound on what it leaves out."""
+        if not self._wide:
+            return np.where(y == 0, 0.0, -np.inf), 0.0
+        if len(self._wide) == 1:
+            g = self._wide[0]
+            return (g.log_pmf(y) if consecutive else g.log_pmf_at(y)), 0.0
+        if self._wide_window is None:
+            from .noise.natural import PoissonBinomial
+            groups = [(g.count, g.prob_one) for g in self._wide]
+            self._wide_window = PoissonBinomial(groups=groups).window(800.0)
+        w = self._wide_window
+        idx = y - w.offset
+        out = np.full(y.shape, -np.inf)
+        inside = (idx >= 0) & (idx < w.size)
+        out[inside] = np.asarray(w.log_pmf[idx[inside]], dtype=np.float64)
+        return out, math.exp(w.log_dropped)
+
+    def _saddle(self, target: float) -> float:
+        """The tilt lam whose tilted law has mean ``target`` (the saddle point; bisection on its monotone
+        mean): there the tilted sums' terms are largest, far from under- or overflow."""
+        groups = ([self._narrow] if self._narrow else []) + list(self._wide)
+        logits = [math.log(g.prob_one) - math.log1p(-g.prob_one) for g in groups]
+
+        def mean(lam: float) -> float:
+            return sum(g.count / (1.0 + math.exp(min(-(z + lam), 700.0))) for g, z in zip(groups, logits))
+
+        lo, hi = -750.0, 750.0
+        for _ in range(80):
+            mid = 0.5 * (lo + hi)
+            if mean(mid) < target:
+                lo = mid
+            else:
+                hi = mid
+            if hi - lo < 1e-9:
+                break
+        return 0.5 * (lo + hi)
+
+    def _wide_run_error(self, values: FloatArray) -> FloatArray:
+        """The error bound of the wider law's logs: a binomial run's, or the kernel window's (long double)."""
+        if len(self._wide) == 1:
+            return run_error(values, self._wide[0].p)
+        return 1e-15 + 4 * U * np.abs(values)
+
+    def _narrow_window(self, lam: float) -> tuple[np.ndarray, FloatArray, tuple[float, float]]:
+        """The narrow binomial's x-range for tilt ``lam`` (about its mean ``xm``): ``(x, log pmf, logs of the
+        tilted masses left out below and above, relative to e^(lam (x - xm)))``.  Up to FULL_SUPPORT users
+        the whole support is kept (nothing left out)."""
+        g = self._narrow
+        assert g is not None
+        p1 = g.prob_one
+        xm = g.count * p1
+        if g.count < FULL_SUPPORT:
+            x0, x1 = 0, g.count
+        else:   # the tilted law is Bin(count, p'), p' = p e^lam / (1 - p + p e^lam): centre the window on it
+            lp = float(np.logaddexp(math.log1p(-p1), math.log(p1) + lam))
+            pt = math.exp(math.log(p1) + lam - lp)
+            half = int(16 * math.sqrt(g.count * pt * (1 - pt)) + 12)
+            centre = int(g.count * pt)
+            x0, x1 = max(0, centre - half), min(g.count, centre + half)
+        x = np.arange(x0, x1 + 1)
+        la = g.log_pmf(x)
+        ta = la + lam * (x - xm)
+        dropped = [-math.inf, -math.inf]
+        for side, (edge, nxt, at_end) in enumerate(((0, 1, x0 == 0), (-1, -2, x1 == g.count))):
+            if not at_end:     # outwards, a log-concave law's ratios decrease: a geometric bound
+                step = ta[edge] - ta[nxt] if x.size > 1 else 0.0
+                dropped[side] = ta[edge] - math.log(-math.expm1(step)) if step < 0 else math.inf
+        return x, la, (dropped[0], dropped[1])
+
+    def _wide_tilted_max(self, a: int, b: int, lam: float, ym: float) -> float:
+        """max over y in a..b of the wide law's log pmf + lam (y - ym): it is log-concave, so the maximum is
+        at the interval's ends or at the tilted law's mode, which lies within 1 of its mean."""
+        if a > b:
+            return -math.inf
+        mean = sum(w.count * math.exp(math.log(w.prob_one) + lam
+                                      - float(np.logaddexp(math.log1p(-w.prob_one), math.log(w.prob_one) + lam)))
+                   for w in self._wide)
+        ys = np.unique(np.clip(np.array([a, b, int(mean) - 1, int(mean), int(mean) + 1, int(mean) + 2]), a, b))
+        vals, _ = self._wide_log_pmf(ys, consecutive=False)
+        return float(np.max(vals + lam * (ys - ym)))
+
+    def log_pmf_bracket(self, lo: int, hi: int) -> tuple[FloatArray, FloatArray]:
+        """Certified ``(lower, upper)`` ends of ``log C(s)`` for ``s = lo..hi`` (``-inf`` outside the support)."""
+        first, last = max(lo, self.shift), min(hi, self.shift + self.size)
+        lower, upper = np.full(hi - lo + 1, -np.inf), np.full(hi - lo + 1, -np.inf)
+        if first <= last:
+            low, up = self._bracket_inside(first, last)
+            lower[first - lo:last - lo + 1], upper[first - lo:last - lo + 1] = low, up
+        return lower, upper
+
+    def _bracket_inside(self, lo: int, hi: int) -> tuple[FloatArray, FloatArray]:
+        """:meth:`log_pmf_bracket` on a window inside the support; a window whose tilted sums underflow
+        somewhere is halved (each half with its own tilt)."""
+        s = np.arange(lo, hi + 1)
+        t = s - self.shift
+        dev = self._log_err_per_count
+        if self._narrow is None:
+            vals, lost = self._wide_log_pmf(t)
+            finite = np.where(np.isfinite(vals), vals, 0.0)
+            err = self._wide_run_error(finite) + 2 * U * np.abs(finite) + dev * np.abs(t - self.mean)
+            upper = np.logaddexp(vals, math.log(lost)) if lost > 0 else vals
+            return vals - err, upper + err
+        # Tilt by e^(lam (x - xm)) and e^(lam (y - ym)) so the window's middle is the tilted sums' bulk (a
+        # Gaussian guess: any tilt is exact, a good one keeps every product far from underflow).
+        g = self._narrow
+        xm = g.count * g.prob_one
+        ym = self.mean - xm
+        lam = self._saddle(0.5 * (t[0] + t[-1]))
+        x, la, (drop_below, drop_above) = self._narrow_window(lam)
+        y = np.arange(t[0] - x[-1], t[-1] - x[0] + 1)
+        lb, lost = self._wide_log_pmf(y)
+        ta, tb = la + lam * (x - xm), lb + lam * (y - ym)
+        ma, mb = float(np.max(ta)), float(np.max(tb))
+        if not (math.isfinite(ma) and math.isfinite(mb)):
+            empty = np.full(s.shape, -np.inf)
+            return empty, empty
+        c = np.convolve(np.exp(tb - mb), np.exp(ta - ma), mode="valid")
+        scale = ma + mb - lam * (t - xm - ym)          # log C(s) = log c(s) + scale
+        # In c's units: the narrow tails left out times the tilted wide law's total (a bound on each of its
+        # values), and products that underflowed.
+        extra = x.size * TINY
+        if drop_below > -math.inf:    # x < x[0] pairs with y in t[0]-x[0]+1 .. t[-1]
+            top = self._wide_tilted_max(t[0] - x[0] + 1, t[-1], lam, ym)
+            extra += math.exp(min(drop_below - ma + top - mb, 700.0))
+        if drop_above > -math.inf:    # x > x[-1] pairs with y in t[0]-count .. t[-1]-x[-1]-1
+            top = self._wide_tilted_max(t[0] - self._narrow.count, t[-1] - x[-1] - 1, lam, ym)
+            extra += math.exp(min(drop_above - ma + top - mb, 700.0))
+        if hi > lo and not np.all(c > max(1e-250, 1e20 * extra)):   # a tail too far from the tilt: halve
+            mid = (lo + hi) // 2
+            a, b = self._bracket_inside(lo, mid), self._bracket_inside(mid + 1, hi)
+            return np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]])
+        fin_a, fin_b = np.isfinite(la), np.isfinite(lb)
+        # rounding: the log pmfs and tilts (3u of each magnitude), exp (2u a factor), the sums ((len + 4) u),
+        # the scale, and r's rounding (dev per count of deviation from the mean)
+        err = (float(np.max(run_error(la[fin_a], self._narrow.p))) + float(np.max(self._wide_run_error(lb[fin_b]), initial=0.0))
+               + 3 * U * (float(np.max(np.abs(la[fin_a]))) + float(np.max(np.abs(lam * (x - xm))))
+                                + float(np.max(np.abs(lb[fin_b]), initial=0.0))
+                                + float(np.max(np.abs(lam * (y - ym)))) + abs(ma) + abs(mb))
+               + (x.size + 8) * U * 1.01 + 2 * U * np.abs(scale)
+               + dev * (np.abs(t - self.mean) + 2 * float(np.max(np.abs(x - xm)))))
+        with np.errstate(divide="ignore"):
+            lower = np.log(c) + scale - err
+            upper = np.log(c * (1 + 4 * U) + extra) + scale + err
+        if lost > 0:                                   # the wide window's left-out mass, absolute
+            upper = np.logaddexp(upper, math.log(lost))
+        return lower, upper
+
+
+def _log_sum(v: FloatArray) -> float:
+    m = float(np.max(v, initial=-np.inf))
+    return m + math.log(float(np.sum(np.exp(v - m)))) if math.isfinite(m) else -math.inf
+
+
+def _geometric(log_first: float, log_ratio: float) -> float:
+    """log of first / (1 - ratio): a bound on a tail whose ratios only decrease (log-concavity)."""
+    if log_first == -math.inf:
+        return -math.inf
+    return log_first - math.log(-math.expm1(log_ratio)) if log_ratio < 0 else math.inf
+
+
+class _Cache:
+    """log C's certified ends on one window of consecutive s, grown on demand."""
+
+    def __init__(self, split: Split):
+        self.split, self.lo = split, 0
+        self.lower = self.upper = np.empty(0)
+
+    def get(self, lo: int, hi: int) -> tuple[FloatArray, FloatArray]:
+        """Ends of log C on ``lo..hi`` (C is 0 outside ``shift..shift + size``)."""
+        sp = self.split
+        first, last = sp.shift, sp.shift + sp.size
+        a, b = max(lo, first - 1), min(hi, last + 1)
+        if a > b:
+            empty = np.full(hi - lo + 1, -np.inf)
+            return empty, empty
+        if not (self.lower.size and self.lo <= a and b < self.lo + self.lower.size):
+            if self.lower.size:
+                a, b = min(a, self.lo), max(b, self.lo + self.lower.size - 1)
+            self.lo = a
+            self.lower, self.upper = sp.log_pmf_bracket(a, b)
+        pad_lo, pad_hi = np.full(max(0, a - lo), -np.inf), np.full(max(0, hi - b), -np.inf)
+        i, j = max(lo, a) - self.lo, min(hi, b) - self.lo + 1
+        return (np.concatenate([pad_lo, self.lower[i:j], pad_hi]), np.concatenate([pad_lo, self.upper[i:j], pad_hi]))
+
+
+class SplitCurve:
+    """delta(eps) of the pair ``(C + Bern(r), C + Bern(1 - r))`` for one :class:`Split`, both orders, certified:
+    :meth:`log_bracket` gives ``(lower, upper)`` ends of ``log max(H(P1 || P0), H(P0 || P1))``."""
+
+    def __init__(self, split: Split):
+        self.split = split
+        self._caches = (_Cache(split), _Cache(split))     # one per order: their windows are far apart
+
+    def log_bracket(self, eps: float) -> tuple[float, float]:
+        flip = self.split.flip
+        if eps >= flip.eps0:
+            return -math.inf, -math.inf                   # the loss never exceeds eps0
+        fwd, bwd = self._order(eps, True), self._order(eps, False)
+        return max(fwd[0], bwd[0]), max(fwd[1], bwd[1])
+
+    def _order(self, eps: float, forward: bool) -> tuple[float, float]:
+        """``H(P1 || P0)`` (forward) or ``H(P0 || P1)``: certified log ends."""
+        sp = self.split
+        log_f, log_g = sp.flip.coefficients(eps)
+        log_rho1 = log_g - log_f
+        slack = 16 * U * (1 + abs(log_f) + abs(log_g))     # the rounding of log f, log g and rho1
+        sd = math.sqrt(sp.var) if sp.var > 0 else 1.0
+        # Gaussian guess of the threshold (log rho(s) ~ (s - mean) / var), then the window grows until the
+        # side beyond the threshold is certainly empty and the far tail is below e^-DEPTH of the sum
+        centre = sp.shift + sp.mean + sp.var * (log_rho1 if forward else -log_rho1)
+        d = abs(centre - sp.shift - sp.mean)
+        reach = math.sqrt(d * d + 2 * sp.var * DEPTH) - d + 4
+        inner, outer = 2 * sd + 4, reach
+        cache = self._caches[0 if forward else 1]
+        for _ in range(60):
+            lo, hi = (int(centre - inner), int(centre + outer) + 1) if forward else \
+                (int(centre - outer) - 1, int(centre + inner))
+            first, last = sp.shift, sp.shift + sp.size + 1     # the terms live on first..last
+            lo, hi = min(max(lo, first), last - 1), max(min(hi, last), first + 1)
+            low, up = cache.get(lo - 1, hi)                  # log C on lo-1..hi
+            ends = (lo == first, hi == last)
+            lower, upper, inner_ok, tail = (_forward if forward else _backward)(low, up, log_rho1, slack, ends)
+            tail_ok = tail == -math.inf or tail <= upper - DEPTH
+            if inner_ok and tail_ok:
+                # both orders carry the factor f (g rho0 = f); the sums' rounding is (log2 n + 4) u
+                grow = slack + (math.log2(hi - lo + 2) + 4) * U * 1.01
+                total = float(np.logaddexp(upper, tail))
+                return log_f + lower - grow, log_f + total + grow
+            inner, outer = (inner if inner_ok else 2 * inner), (outer if tail_ok else 2 * outer)
+        raise RuntimeError("the shuffled randomized-response window did not settle")   # pragma: no cover
+
+
+def _forward(low: FloatArray, up: FloatArray, log_rho1: float, slack: float, ends: tuple[bool, bool]):
+    """Sums of ``(C(s-1) - rho1 C(s))_+`` over the window from C's ends on ``lo-1..hi``; whether no s below
+    lo has a positive term (rho(lo) <= rho1, or lo is the support's first), and a bound on the terms beyond
+    hi (none when hi is one past the support's last).  ``ends``: whether lo and hi are those two."""
+    with np.errstate(invalid="ignore"):
+        t_up = up[:-1] + log1mexp(low[1:] - up[:-1] + (log_rho1 - slack))
+        t_low = low[:-1] + log1mexp(up[1:] - low[:-1] + (log_rho1 + slack))
+        inner_ok = ends[0] or bool(up[0] - low[1] <= log_rho1 - slack)
+    if ends[1]:
+        tail = -math.inf
+    else:
+        tail = _geometric(float(up[-1]), float(up[-1] - low[-2]))
+    return _log_sum(t_low), _log_sum(t_up), inner_ok, tail
+
+
+def _backward(low: FloatArray, up: FloatArray, log_rho1: float, slack: float, ends: tuple[bool, bool]):
+    """Sums of ``(C(s) - rho1 C(s-1))_+`` (= ``rho1 (rho0 C(s) - C(s-1))_+``) over the window; whether no s
+    above hi has a positive term (rho(hi) >= rho0, or hi is one past the support's last), and a bound on the
+    terms below lo (none when lo is the support's first)."""
+    with np.errstate(invalid="ignore"):
+        t_up = up[1:] + log1mexp(low[:-1] - up[1:] + (log_rho1 - slack))
+        t_low = low[1:] + log1mexp(up[:-1] - low[1:] + (log_rho1 + slack))
+        inner_ok = ends[1] or bool(low[-2] - up[-1] >= -log_rho1 + slack)
+    if ends[0]:
+        tail = -math.inf
+    else:
+        tail = _geometric(float(up[0]), float(up[0] - low[1]))
+    return _log_sum(t_low), _log_sum(t_up), inner_ok, tail
