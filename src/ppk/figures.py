@@ -22,6 +22,8 @@ from .baselines import analytic_gaussian_log_delta, analytic_gaussian_sigma, cla
 from .counting import CountingQuery
 from .evaluation import _check_rows
 from .hypergeom import hypergeom_pmf
+from .related.shuffle_clones import clone_bound_epsilon, rr_dp_epsilon
+from .shuffle import ShuffledRandomizedResponse
 
 #: Largest database a figure's own parameters take: each figure evaluates its grid in seconds up to it.
 MAX_FIGURE_ROWS = 10**7
@@ -373,6 +375,113 @@ def fig_evaluation_summary(out_dir: str, rows: Sequence[Mapping[str, Any]]) -> t
         "at eps/2 for Algorithm 2, which spends the other half on the bias), by the share of rows known, " \
         "coloured by n and marked by eps: no point lies above 1, and the points at 0 are those where the " \
         "unknown rows alone suffice."
+
+
+def _shuffle_gap_rows(ns: Sequence[int], deltas: Sequence[float], eps0: float) -> list[tuple]:
+    """(n, delta, exact, clone fmt23, clone fmt21, RR alone, fmt23 / exact, fmt21 / exact) for every cell;
+    each eps an upper end.  A ratio to an exact eps of 0 is 1 if the bound is 0 too, else inf."""
+    rows = []
+    for n in ns:
+        for delta in deltas:
+            exact = ShuffledRandomizedResponse(n=n, eps0=eps0).epsilon(delta)
+            clones = [clone_bound_epsilon(n=n, eps0=eps0, delta=delta, variant=v) for v in ("fmt23", "fmt21")]
+            ratios = [c / exact if exact > 0 else (1.0 if c == 0 else math.inf) for c in clones]
+            rows.append((n, delta, exact, *clones, rr_dp_epsilon(eps0=eps0, delta=delta), *ratios))
+    return rows
+
+
+def _write_shuffle_gap_table(path: str, rows: Sequence[tuple], eps0: float) -> None:
+    # orphan: Sphinx builds docs/ with warnings as errors, and this page is linked, not in a toctree
+    lines = ["---", "orphan: true", "---", "",
+             f"# Shuffled randomized response: the exact epsilon against the clone bounds (eps0 = {eps0:g})", "",
+             f"n users each send binary randomized response with local eps0 = {eps0:g} (nats); the shuffler "
+             "publishes how many reported 1. Standard shuffle DP: the attacker knows every other user's input. "
+             "Every eps is an upper end: ppk's certified exact value (`ppk.ShuffledRandomizedResponse`), the clone "
+             "bounds of Feldman, McMillan and Talwar (FOCS 2021, \"FMT21\", the bound of "
+             "apple/ml-shuffling-amplification; SODA 2023 stronger clones, \"FMT23\"; "
+             "`ppk.related.shuffle_clones`), and randomized response without the shuffler. "
+             f"An eps of {eps0:g} = eps0: the shuffler adds nothing at that delta. "
+             "Written by `ppk.figures.fig_shuffle_gap` with the figure shuffle_gap.png.", "",
+             "| n | δ | exact ε | clone FMT23 | clone FMT21 | FMT23 / exact | FMT21 / exact | RR alone ε(δ) |",
+             "|---|---|---|---|---|---|---|---|"]
+    for n, delta, exact, fmt23, fmt21, rr, ratio23, ratio21 in rows:
+        lines.append(f"| {_n_label(n)} | {_num(delta)} | {exact:.7g} | {fmt23:.7g} | {fmt21:.7g} | "
+                     f"{ratio23:.3f} | {ratio21:.3f} | {rr:.7g} |")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def _n_label(n: int) -> str:
+    # m x 10^k for the grid's 3 x 10^k: _num would write 30,000 beside 10^4
+    m, k = n // 10 ** (len(str(n)) - 1), len(str(n)) - 1
+    return rf"${m} \times 10^{{{k}}}$" if n >= 1000 and 1 < m and n == m * 10**k else _num(n)
+
+
+def fig_shuffle_gap(out_dir: str, *, ns: Sequence[int] = (100, 300, 10**3, 3 * 10**3, 10**4, 3 * 10**4, 10**5,
+                                                          3 * 10**5, 10**6, 3 * 10**6, 10**7),
+                    deltas: Sequence[float] = (1e-6, 1e-10, 1e-14), eps0: float = 4.0) -> tuple[str, str]:
+    """The exact eps of shuffled binary randomized response against the clone bounds and against
+    randomized response alone, by n (issue #32's gap table).  Writes shuffle_gap.png and
+    shuffle_gap_table.md (the same numbers) into ``out_dir`` and returns both paths.
+
+    The default ns stop at 10^7 (MAX_FIGURE_ROWS): the exact eps at n = 10^7 takes tens of seconds a delta,
+    at 10^8 more than the few minutes a figure may take."""
+    ns = sorted(set(sequence("ns", ns, lambda name, v: integer(name, v, minimum=2, maximum=MAX_FIGURE_ROWS),
+                             min_length=1, max_length=20)))
+    deltas = sorted(set(sequence("deltas", deltas, _unit_interval, min_length=1, max_length=4)), reverse=True)
+    # beyond 50 a report is the truth with probability 1 - 2e-22: no n of the grid amplifies it; below 1e-6
+    # every eps of the grid is 0 and the log axis has nothing to show
+    eps0 = real("eps0", eps0, minimum=1e-6, maximum=50.0)
+    rows = _shuffle_gap_rows(ns, deltas, eps0)
+    plt = _plt()
+    from matplotlib.lines import Line2D
+    from matplotlib.ticker import NullFormatter
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(6.4, 7.4), sharex=True, gridspec_kw={"height_ratios": [1.5, 1]})
+    methods = [(2, "exact (ppk, certified)", "k", "o"), (3, "clone bound FMT23 (stronger clones)", "C1", "s"),
+               (4, "clone bound FMT21 (ml-shuffling-amplification)", "C0", "^")]
+    styles = ["-", "--", ":", "-."]
+    # limits set before drawing: a curve of zeros (eps0 or delta large) autoscales a log axis with a warning;
+    # 1-2-5 ticks and eps0: decades alone leave two labels on the axis
+    low = 0.5 * min([v for r in rows for v in r[2:5] if v > 0] + [eps0])
+    ticks = [t for t in (m * 10.0**k for k in range(-4, 2) for m in (1, 2, 5)) if low <= t <= eps0 / 1.3] + [eps0]
+    top.set_xscale("log")
+    top.set_yscale("log")
+    top.set_yticks(ticks, [f"{t:g}" for t in ticks])
+    top.set_ylim(low, 1.3 * eps0)
+    top.yaxis.set_minor_formatter(NullFormatter())
+    for j, delta in enumerate(deltas):
+        cells = [r for r in rows if r[1] == delta]
+        x = [r[0] for r in cells]
+        for col, _, colour, marker in methods:
+            top.plot(x, [r[col] for r in cells], ls=styles[j], color=colour, marker=marker, ms=4)
+            if col > 2:   # its ratio to the exact eps, in column 6 (fmt23) or 7 (fmt21)
+                bottom.plot(x, [r[col + 3] for r in cells], ls=styles[j], color=colour, marker=marker, ms=4)
+    top.axhline(eps0, color="grey", lw=2, alpha=0.6)
+    handles = [Line2D([], [], color=c, marker=m, ms=4, label=label) for _, label, c, m in methods]
+    handles.append(Line2D([], [], color="grey", lw=2, alpha=0.6,
+                          label=rf"randomized response alone ($\varepsilon_0$ = {eps0:g})"))
+    handles += [Line2D([], [], color="k", ls=styles[j], label=rf"$\delta$ = {_num(d)}") for j, d in enumerate(deltas)]
+    # the curves fall from eps0 towards the right: the lower left is empty
+    top.legend(handles=handles, fontsize=8, loc="lower left")
+    top.set_ylabel(r"$\varepsilon$ at $\delta$ (nats)")
+    top.set_title(rf"(a) $\varepsilon$ of the shuffled count, local $\varepsilon_0$ = {eps0:g} "
+                  "(attacker knows every other input)", fontsize=10)
+    bottom.axhline(1.0, color="k", lw=1, ls=":")
+    # named at the right end, above and below the groups of curves: a legend box would cover one of them
+    # (the labels span the last two n: the curves rise towards the right)
+    # limits set: ratios that all round to 1 would autoscale to a sliver that leaves the labels outside
+    high = max([r[7] for r in rows if math.isfinite(r[7])] + [1.2])
+    bottom.set_ylim(0.9, high + 0.15 * (high - 0.9))
+    last = [r for r in rows if r[0] in ns[-2:] and math.isfinite(r[7])]
+    if last:
+        bottom.text(ns[-1], max(r[7] for r in last) + 0.04, "FMT21 / exact", color="C0", ha="right", va="bottom")
+        bottom.text(ns[-1], min(r[6] for r in last) - 0.04, "FMT23 / exact", color="C1", ha="right", va="top")
+    bottom.set_ylabel("clone bound / exact")
+    bottom.set_xlabel("n (users whose reports are shuffled)")
+    bottom.set_title("(b) how far the clone bounds are from the exact value (1: no gap)", fontsize=10)
+    table = os.path.join(out_dir, "shuffle_gap_table.md")
+    _write_shuffle_gap_table(table, rows, eps0)
+    return os.path.join(out_dir, _save(fig, out_dir, "shuffle_gap.png")), table
 
 
 ALL: list[Callable[[str], tuple[str, str]]] = [fig_baselines_vs_n, fig_pointwise_loss, fig_hypergeom_runtime, fig_tau_and_supported_eps,
