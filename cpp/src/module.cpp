@@ -10,4 +10,5 @@ PYBIND11_MODULE(_core, m) {
   register_histogram(m);
   register_risk(m);
   void register_family(py::module_& m); register_family(m);   // (declared here: cpp/src/register_family.cpp)
+  void register_shuffle(py::module_& m); register_shuffle(m);  // (cpp/src/register_shuffle.cpp)
 }

@@ -221,3 +221,14 @@ def family_crossings(window: _core.FamilyWindow, law: _core.FamilyLaw, *, scale:
     the largest over ``shifts`` in both directions; not certified when a crossing may have been missed
     (then the caller's caps bound delta).  GIL released, both cores, Ctrl-C honoured."""
     return _core.FamilyWindow.crossings(window, law, float(scale), np.asarray(shifts, dtype=np.int64), float(eps))
+
+
+__all__ += ["shuffle_split"]
+
+
+def shuffle_split(ones: int, zeros: int, unknown: int, r: float, q: float, eps0: float, depth: float,
+                  backward_only: bool) -> _core.ShuffleSplit:
+    """One split of shuffled randomized response (ppk/shuffle.hpp): ``log_bracket(eps)`` gives certified log
+    ends of its delta(eps).  At most two of the three groups may be random."""
+    return _core.ShuffleSplit(int(ones), int(zeros), int(unknown), float(r), float(q), float(eps0), float(depth),
+                              bool(backward_only))

@@ -36,8 +36,9 @@ from .noise.window import Window
 
 U = 2.0 ** -53           # unit roundoff of double
 TINY = 2.0 ** -1021      # products below this may have lost their value to underflow
-FULL_SUPPORT = 4096     # narrow binomials of fewer users are convolved over their whole support
+FULL_SUPPORT = 256      # narrow binomials of fewer users are convolved over their whole support
 DEPTH = 40.0             # a window ends where its terms fall below e^-DEPTH of the sum's (tails bounded)
+RANGE_DEPTH = 16.0       # the same for the bounds that only prune ranges of splits
 
 
 def _log_expm1(x: float) -> float:
@@ -133,8 +134,9 @@ def _binomial_run(n: int, p: float, k0: int, size: int) -> FloatArray:
 class Split:
     """The others' reports ``C`` for one split; :meth:`log_pmf_bracket` gives certified ends of ``log C(s)``."""
 
-    def __init__(self, flip: Flip, *, ones: int, zeros: int, unknown: int = 0, q: float = 0.5):
+    def __init__(self, flip: Flip, *, ones: int, zeros: int, unknown: int = 0, q: float = 0.5, depth: float = DEPTH):
         self.flip, self.ones, self.zeros, self.unknown, self.q = flip, ones, zeros, unknown, q
+        self.depth = depth
         r = flip.r
         groups = [g for g in (_Group(ones, r, True), _Group(zeros, r), _Group(unknown, q)) if g.count > 0
                   and 0.0 < g.prob_one < 1.0]
@@ -173,24 +175,29 @@ class Split:
         return out, math.exp(w.log_dropped)
 
     def _saddle(self, target: float) -> float:
-        """The tilt lam whose tilted law has mean ``target`` (the saddle point; bisection on its monotone
-        mean): there the tilted sums' terms are largest, far from under- or overflow."""
+        """The tilt lam whose tilted law has mean ``target`` (the saddle point): there the tilted sums' terms
+        are largest, far from under- or overflow.  Newton's method on the tilted mean (increasing, with the
+        tilted variance as slope), kept inside a bracket; any lam is exact, a good one only keeps the work
+        small, so a few steps suffice."""
         groups = ([self._narrow] if self._narrow else []) + list(self._wide)
-        logits = [math.log(g.prob_one) - math.log1p(-g.prob_one) for g in groups]
-
-        def mean(lam: float) -> float:
-            return sum(g.count / (1.0 + math.exp(min(-(z + lam), 700.0))) for g, z in zip(groups, logits))
-
-        lo, hi = -750.0, 750.0
-        for _ in range(80):
-            mid = 0.5 * (lo + hi)
-            if mean(mid) < target:
-                lo = mid
+        counts = np.array([g.count for g in groups], dtype=float)
+        logits = np.array([math.log(g.prob_one) - math.log1p(-g.prob_one) for g in groups])
+        lo, hi, lam = -750.0, 750.0, 0.0
+        for _ in range(60):
+            p = 1.0 / (1.0 + np.exp(np.minimum(-(logits + lam), 700.0)))
+            mean, slope = float(counts @ p), float(counts @ (p * (1 - p)))
+            if mean < target:
+                lo = lam
             else:
-                hi = mid
-            if hi - lo < 1e-9:
-                break
-        return 0.5 * (lo + hi)
+                hi = lam
+            step = (target - mean) / slope if slope > 0 else math.inf
+            nxt = lam + step
+            if not lo < nxt < hi:
+                nxt = 0.5 * (lo + hi)
+            if abs(nxt - lam) < 1e-6 or hi - lo < 1e-9:
+                return nxt
+            lam = nxt
+        return lam
 
     def _wide_run_error(self, values: FloatArray) -> FloatArray:
         """The error bound of the wider law's logs: a binomial run's, or the kernel window's (long double)."""
@@ -211,7 +218,8 @@ class Split:
         else:   # the tilted law is Bin(count, p'), p' = p e^lam / (1 - p + p e^lam): centre the window on it
             lp = float(np.logaddexp(math.log1p(-p1), math.log(p1) + lam))
             pt = math.exp(math.log(p1) + lam - lp)
-            half = int(16 * math.sqrt(g.count * pt * (1 - pt)) + 12)
+            # beyond the window the tilted law is below about e^-(depth + 10): the tails are bounded in extra
+            half = int(math.sqrt(2 * (self.depth + 10)) * math.sqrt(g.count * pt * (1 - pt)) + 12)
             centre = int(g.count * pt)
             x0, x1 = max(0, centre - half), min(g.count, centre + half)
         x = np.arange(x0, x1 + 1)
@@ -282,7 +290,8 @@ class Split:
         if drop_above > -math.inf:    # x > x[-1] pairs with y in t[0]-count .. t[-1]-x[-1]-1
             top = self._wide_tilted_max(t[0] - self._narrow.count, t[-1] - x[-1] - 1, lam, ym)
             extra += math.exp(min(drop_above - ma + top - mb, 700.0))
-        if hi > lo and not np.all(c > max(1e-250, 1e20 * extra)):   # a tail too far from the tilt: halve
+        # halve where the left-out parts exceed e^-depth of a value (or the tilted sum underflows)
+        if hi > lo and not np.all(c > max(1e-250, math.exp(min(self.depth, 600.0)) * extra)):
             mid = (lo + hi) // 2
             a, b = self._bracket_inside(lo, mid), self._bracket_inside(mid + 1, hi)
             return np.concatenate([a[0], b[0]]), np.concatenate([a[1], b[1]])
@@ -341,18 +350,23 @@ class _Cache:
 
 
 class SplitCurve:
-    """delta(eps) of the pair ``(C + Bern(r), C + Bern(1 - r))`` for one :class:`Split`, both orders, certified:
-    :meth:`log_bracket` gives ``(lower, upper)`` ends of ``log max(H(P1 || P0), H(P0 || P1))``."""
+    """delta(eps) of the pair ``(C + Bern(r), C + Bern(1 - r))`` for one :class:`Split`, certified:
+    :meth:`log_bracket` gives ``(lower, upper)`` ends of ``log max(H(P1 || P0), H(P0 || P1))`` (or of
+    ``log H(P0 || P1)`` alone with ``backward_only``).  The sums stop where their far tails are below
+    ``e^-depth`` of them (the tails are bounded and added to the upper end)."""
 
-    def __init__(self, split: Split):
-        self.split = split
+    def __init__(self, split: Split, *, depth: float = DEPTH, backward_only: bool = False):
+        self.split, self.depth, self.backward_only = split, depth, backward_only
         self._caches = (_Cache(split), _Cache(split))     # one per order: their windows are far apart
 
     def log_bracket(self, eps: float) -> tuple[float, float]:
         flip = self.split.flip
         if eps >= flip.eps0:
             return -math.inf, -math.inf                   # the loss never exceeds eps0
-        fwd, bwd = self._order(eps, True), self._order(eps, False)
+        bwd = self._order(eps, False)
+        if self.backward_only:
+            return bwd
+        fwd = self._order(eps, True)
         return max(fwd[0], bwd[0]), max(fwd[1], bwd[1])
 
     def _order(self, eps: float, forward: bool) -> tuple[float, float]:
@@ -366,8 +380,8 @@ class SplitCurve:
         # side beyond the threshold is certainly empty and the far tail is below e^-DEPTH of the sum
         centre = sp.shift + sp.mean + sp.var * (log_rho1 if forward else -log_rho1)
         d = abs(centre - sp.shift - sp.mean)
-        reach = math.sqrt(d * d + 2 * sp.var * DEPTH) - d + 4
-        inner, outer = 2 * sd + 4, reach
+        reach = math.sqrt(d * d + 2 * sp.var * self.depth) - d + 4
+        inner, outer = 0.5 * sd + 4, reach
         cache = self._caches[0 if forward else 1]
         for _ in range(60):
             lo, hi = (int(centre - inner), int(centre + outer) + 1) if forward else \
@@ -377,7 +391,7 @@ class SplitCurve:
             low, up = cache.get(lo - 1, hi)                  # log C on lo-1..hi
             ends = (lo == first, hi == last)
             lower, upper, inner_ok, tail = (_forward if forward else _backward)(low, up, log_rho1, slack, ends)
-            tail_ok = tail == -math.inf or tail <= upper - DEPTH
+            tail_ok = tail == -math.inf or tail <= upper - self.depth
             if inner_ok and tail_ok:
                 # both orders carry the factor f (g rho0 = f); the sums' rounding is (log2 n + 4) u
                 grow = slack + (math.log2(hi - lo + 2) + 4) * U * 1.01
@@ -415,3 +429,15 @@ def _backward(low: FloatArray, up: FloatArray, log_rho1: float, slack: float, en
     else:
         tail = _geometric(float(up[0]), float(up[0] - low[1]))
     return _log_sum(t_low), _log_sum(t_up), inner_ok, tail
+
+
+def split_curve(flip: Flip, *, ones: int, zeros: int, unknown: int, q: float, depth: float = DEPTH,
+                backward_only: bool = False):
+    """The curve of one split, with ``log_bracket(eps)``: the C++ port (ppk/shuffle.hpp) when at most two of
+    the three groups are random, else :class:`SplitCurve` (the reference, which also convolves three)."""
+    r = flip.r
+    random = sum(1 for count, p in ((ones, 1 - r), (zeros, r), (unknown, q)) if count > 0 and 0 < p < 1)
+    if random <= 2:
+        return _kernels.shuffle_split(ones, zeros, unknown, r, q, flip.eps0, depth, backward_only)
+    return SplitCurve(Split(flip, ones=ones, zeros=zeros, unknown=unknown, q=q, depth=depth), depth=depth,
+                      backward_only=backward_only)

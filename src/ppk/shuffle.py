@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import heapq
 import math
-from typing import Hashable
+from typing import Any, Hashable
 
 import numpy as np
 import numpy.typing as npt
 
 from ._curve import BracketedCurve
-from ._shuffle_split import Flip, Split, SplitCurve
+from ._shuffle_split import RANGE_DEPTH, Flip, split_curve
 from ._typing import FloatArray
 from ._validate import integer, real
 
@@ -74,7 +74,7 @@ class ShuffledRandomizedResponse(BracketedCurve):
         self._flip = Flip(self.eps0)
         r = self._flip.r
         self._q = r + (self.p or 0.0) * (1 - 2 * r)
-        self._curves: dict[tuple[int, int], SplitCurve] = {}
+        self._curves: dict[tuple[int, int], Any] = {}       # (first, last) -> a curve with log_bracket(eps)
 
     def __repr__(self) -> str:
         extra = "" if self.known == self.n - 1 else f", known={self.known}, p={self.p!r}"
@@ -86,62 +86,82 @@ class ShuffledRandomizedResponse(BracketedCurve):
         return self._flip.r
 
     # -- one split, and a range of splits
-    def _range_curve(self, first: int, last: int) -> SplitCurve:
+    def _range_curve(self, first: int, last: int) -> Any:
         """The curve of splits ``first`` (known 1s) with the ``last - first`` users whose inputs vary in the
         range removed: it bounds every split ``first..last`` (the attacker told their reports knows more)."""
         key = (first, last)
         if key not in self._curves:
-            split = Split(self._flip, ones=first, zeros=self.known - last, unknown=self.n - 1 - self.known,
-                          q=self._q)
-            self._curves[key] = SplitCurve(split)
+            depth = {} if first == last else {"depth": RANGE_DEPTH}
+            self._curves[key] = split_curve(self._flip, ones=first, zeros=self.known - last,
+                                            unknown=self.n - 1 - self.known, q=self._q,
+                                            backward_only=self._mirrored, **depth)
         return self._curves[key]
 
+    @property
+    def _mirrored(self) -> bool:
+        """With every other input known, split j's forward order is split known - j's backward order (reflect
+        the output s -> n - s), so the supremum over splits of both orders is that of the backward order."""
+        return self.known == self.n - 1
+
     def split_log_delta_bracket(self, eps: float, *, ones: int) -> tuple[float, float]:
-        """Certified log ends of delta(eps) when ``ones`` of the known inputs are 1 (one split)."""
+        """Certified log ends of delta(eps) when ``ones`` of the known inputs are 1 (one split, both orders)."""
         ones = integer("ones", ones, minimum=0, maximum=self.known)
-        return self._range_curve(ones, ones).log_bracket(real("eps", eps, minimum=0.0))
+        eps = real("eps", eps, minimum=0.0)
+        low, up = self._range_curve(ones, ones).log_bracket(eps)
+        if self._mirrored:      # the curves hold the backward order; split ones's forward one is known - ones's
+            mirror = self._range_curve(self.known - ones, self.known - ones).log_bracket(eps)
+            low, up = max(low, mirror[0]), max(up, mirror[1])
+        return min(low, 0.0), min(up, 0.0)
 
     def _sup_bracket(self, eps: float) -> tuple[float, float]:
         """Certified log ends of ``max over splits`` of delta(eps), by branch and bound."""
         if self.eps0 == 0.0 or eps >= self.eps0:
             return -math.inf, -math.inf
+        best, cover = self._cover(eps)
+        return min(best, 0.0), min(max(up for up, _, _ in cover), 0.0)     # delta <= 1
+
+    def _cover(self, eps: float) -> tuple[float, list[tuple[float, int, int]]]:
+        """Branch and bound at ``eps``: the largest certified lower end of a split evaluated, and a cover of the
+        splits ``0..known`` by ranges ``(log upper at eps, first, last)`` (``first == last``: one split, exact),
+        refined until no range's upper end exceeds that lower end by more than ``rtol``.  A cover bounds the
+        supremum at every eps, not only this one (:meth:`epsilon` uses that)."""
         slack = math.log1p(self.rtol)
         best = -math.inf                                  # the largest lower end of a split evaluated
-        best_upper = -math.inf                            # the largest upper end of a split evaluated
-        heap: list[tuple[float, int, int]] = []
+        heap: list[tuple[float, int, int]] = []           # ranges still open, largest upper end first
+        done: list[tuple[float, int, int]] = []           # single splits, evaluated exactly
 
         def exact(j: int) -> None:
-            nonlocal best, best_upper
+            nonlocal best
             low, up = self._range_curve(j, j).log_bracket(eps)
-            best, best_upper = max(best, low), max(best_upper, up)
+            best = max(best, low)
+            done.append((up, j, j))
 
         def push(first: int, last: int) -> None:
             if first <= last:
                 up = self._range_curve(first, last).log_bracket(eps)[1]
                 heapq.heappush(heap, (-up, first, last))
 
-        # the worst splits lie near the two ends (docs/shuffle.md): start from ranges growing geometrically
-        # from each end towards the middle
-        exact(0)
-        if self.known > 0:
-            exact(self.known)
-        edges = sorted({0, self.known} | {min(self.known, 2 ** k) for k in range(self.known.bit_length())}
-                       | {max(0, self.known - 2 ** k) for k in range(self.known.bit_length())})
-        for a, b in zip(edges, edges[1:]):
-            push(a + 1, b - 1)
-        for b in edges[1:-1]:
-            exact(b)
-        while heap:
-            neg_up, first, last = heap[0]
-            if -neg_up <= best + slack:
-                break                                     # no range can beat the best by more than rtol
-            heapq.heappop(heap)
+        # the worst splits lie near the two ends (docs/shuffle.md): ranges growing geometrically from each end
+        # towards the middle, the eight splits at each end exactly
+        k = self.known
+        for j in sorted({j for j in range(8) if j <= k} | {k - j for j in range(8) if k - j >= 0}):
+            exact(j)
+        lo, hi = 8, k - 8                                 # the splits left, cut at 2^i and k + 1 - 2^i
+        if lo <= hi:
+            cuts = sorted({lo, hi + 1} | {c for i in range(4, k.bit_length() + 1)
+                                          for c in (2 ** i, k + 1 - 2 ** i) if lo < c <= hi})
+            for a, b in zip(cuts, cuts[1:]):
+                push(a, b - 1)
+        while heap and -heap[0][0] > best + slack:        # a range may still beat the best by more than rtol
+            _, first, last = heapq.heappop(heap)
+            if last - first < 8:                          # a short range: every split in it, exactly
+                for j in range(first, last + 1):
+                    exact(j)
+                continue
             mid = (first + last) // 2
-            exact(mid)
-            push(first, mid - 1)
+            push(first, mid)
             push(mid + 1, last)
-        top = -heap[0][0] if heap else -math.inf
-        return best, max(best_upper, top)
+        return best, done + [(-neg, a, b) for neg, a, b in heap]
 
     def _log_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
         e = np.asarray(eps, dtype=float)
@@ -179,7 +199,39 @@ class ShuffledRandomizedResponse(BracketedCurve):
 
     @property
     def _rows_key(self) -> Hashable | None:
-        return ("shuffle", self.n, self.known)
+        """The users whose inputs the attacker does not know (shared by every release over them); with every
+        other input known there are none: each release's noise is its own fresh coins."""
+        return None if self.known == self.n - 1 else ("shuffle", self.n, self.known)
+
+    def epsilon(self, delta: float, *, rtol: float = 1e-10) -> float:
+        """Smallest eps with ``delta_upper(eps) <= delta``, rounded up (certified: the returned eps was evaluated).
+
+        One branch and bound, at the eps where the split with every known input 0 reaches ``delta``, gives a
+        cover of the splits; the cover bounds the supremum at every eps, so the answer is the largest of its
+        ranges' own eps (each a search on one curve), found by checking every range at the current answer.
+        """
+        from ._search import log_target, smallest_feasible_near
+        target = log_target(real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False))
+        rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
+        if self.eps0 == 0.0:
+            return 0.0
+
+        def eps_of(first: int, last: int) -> float:
+            curve = self._range_curve(first, last)
+            found = smallest_feasible_near(lambda e: curve.log_bracket(e)[1] - target if e < self.eps0 else -1.0,
+                                           guess, max(1e-3 * guess, 1e-12), upper=self.eps0, rtol=rtol)
+            return self.eps0 if found is None else found.x
+
+        guess = min(1.0, self.eps0 / 2) if self.eps0 < math.inf else 1.0
+        guess = eps_of(0, 0)
+        if guess >= self.eps0:
+            return self.eps0
+        _, cover = self._cover(guess)
+        answer = guess
+        for up, first, last in sorted(cover, reverse=True):   # largest first: later ones rarely move it
+            if self._range_curve(first, last).log_bracket(answer)[1] > target:
+                answer = max(answer, eps_of(first, last))
+        return answer
 
     def _epsilon_start(self, delta: float, root_target: float, excess) -> tuple[float, float]:
         """Start :meth:`epsilon` at the eps where the split with every known input 0 reaches delta: the

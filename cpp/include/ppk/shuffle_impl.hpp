@@ -1,0 +1,299 @@
+// ppk/shuffle_impl.hpp -- the member functions of ppk::ShuffleSplit (ppk/shuffle.hpp says what and why).
+#pragma once
+
+#include <cmath>
+
+namespace ppk {
+
+namespace shuffle_detail {
+
+inline double log_one_plus_exp(double x) { return std::max(0.0, x) + std::log1p(std::exp(-std::fabs(x))); }
+
+// log of first / (1 - ratio): a bound on a tail whose ratios only decrease outwards (log-concavity).
+inline double geometric(double log_first, double log_ratio) {
+  if (log_first == -kDInf) return -kDInf;
+  return log_ratio < 0 ? log_first - std::log(-std::expm1(log_ratio)) : kDInf;
+}
+
+inline double log_sum(const std::vector<double>& v) {
+  double m = -kDInf;
+  for (double x : v) m = std::max(m, x);
+  if (m == -kDInf || std::isnan(m)) return -kDInf;
+  double s = 0;
+  for (double x : v) s += std::exp(x - m);
+  return m + std::log(s);
+}
+
+}  // namespace shuffle_detail
+
+inline ShuffleSplit::ShuffleSplit(std::int64_t ones, std::int64_t zeros, std::int64_t unknown, double r, double q,
+                                  double eps0, double depth, bool backward_only)
+    : r_(r), eps0_(eps0), depth_(depth), backward_only_(backward_only) {
+  std::vector<Group> groups;
+  auto add = [&](std::int64_t count, double p, bool mirrored) {
+    const Group g{count, p, mirrored};
+    if (count > 0 && g.prob_one() > 0 && g.prob_one() < 1) groups.push_back(g);
+  };
+  add(ones, r, true);
+  add(zeros, r, false);
+  add(unknown, q, false);
+  if (groups.size() > 2) throw std::invalid_argument("ShuffleSplit takes at most two random groups");
+  shift_ = (r == 0 ? ones : 0) + (q == 1 ? unknown : 0);
+  for (const Group& g : groups) size_ += g.count;
+  mean_ = ones * (1 - r) + zeros * r + unknown * q;
+  var_ = (ones + zeros) * r * (1 - r) + unknown * q * (1 - q);
+  std::sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+    return a.count * a.prob_one() * (1 - a.prob_one()) < b.count * b.prob_one() * (1 - b.prob_one());
+  });
+  if (groups.size() == 2) narrow_ = groups[0];
+  if (!groups.empty()) wide_.push_back(groups.back());
+  // r and q are rounded to doubles: d log pmf / dp = (x - k p) / (p (1 - p)) gives an error per count of
+  // deviation from the mean (as in ppk/_shuffle_split.py)
+  double smallest = 0.5;
+  bool any = false;
+  for (double p : {r, q})
+    if (p > 0 && p < 1) { smallest = any ? std::min(smallest, std::min(p, 1 - p)) : std::min(p, 1 - p); any = true; }
+  dev_ = 5 * shuffle_detail::kDU / smallest;
+}
+
+// The tilt whose tilted law has mean target: Newton on the increasing tilted mean, kept in a bracket.
+inline double ShuffleSplit::saddle(double target) const {
+  std::vector<const Group*> gs;
+  if (narrow_) gs.push_back(&*narrow_);
+  for (const Group& g : wide_) gs.push_back(&g);
+  double lo = -750, hi = 750, lam = 0;
+  for (int it = 0; it < 60; ++it) {
+    double mean = 0, slope = 0;
+    for (const Group* g : gs) {
+      const double z = std::log(g->prob_one()) - std::log1p(-g->prob_one()) + lam;
+      const double p = 1.0 / (1.0 + std::exp(std::min(-z, 700.0)));
+      mean += g->count * p;
+      slope += g->count * p * (1 - p);
+    }
+    (mean < target ? lo : hi) = lam;
+    double next = slope > 0 ? lam + (target - mean) / slope : shuffle_detail::kDInf;
+    if (!(lo < next && next < hi)) next = 0.5 * (lo + hi);
+    if (std::fabs(next - lam) < 1e-6 || hi - lo < 1e-9) return next;
+    lam = next;
+  }
+  return lam;
+}
+
+// max over y in a..b of the wide law's log pmf + lam (y - ym): log-concave, so at an end or at the tilted
+// law's mode, which lies within 1 of its mean.
+inline double ShuffleSplit::wide_tilted_max(std::int64_t a, std::int64_t b, double lam, double ym) const {
+  if (a > b) return -shuffle_detail::kDInf;
+  double mean = 0;
+  for (const Group& g : wide_) {
+    const double z = std::log(g.prob_one()) - std::log1p(-g.prob_one()) + lam;
+    mean += g.count / (1.0 + std::exp(std::min(-z, 700.0)));
+  }
+  const std::int64_t m = static_cast<std::int64_t>(mean);
+  double best = -shuffle_detail::kDInf;
+  for (std::int64_t y : {a, b, m - 1, m, m + 1, m + 2}) {
+    const std::int64_t yc = std::min(std::max(y, a), b);
+    best = std::max(best, wide_log(yc) + lam * (static_cast<double>(yc) - ym));
+  }
+  return best;
+}
+
+// log C's certified ends on lo..hi, all inside the support; a window whose tilted sums underflow somewhere is
+// halved, each half with its own tilt.
+inline void ShuffleSplit::bracket_inside(std::int64_t lo, std::int64_t hi, double* lower, double* upper,
+                                         int level) const {
+  using namespace shuffle_detail;
+  const std::int64_t n = hi - lo + 1;
+  const std::int64_t t0 = lo - shift_, t1 = hi - shift_;
+  if (!narrow_) {
+    std::vector<double> v(static_cast<std::size_t>(n));
+    if (wide_.empty()) for (std::int64_t i = 0; i < n; ++i) v[i] = (t0 + i == 0) ? 0.0 : -kDInf;
+    else wide_[0].run(t0, n, v.data());
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double f = std::isfinite(v[i]) ? v[i] : 0.0;
+      const double err = (wide_.empty() ? 0.0 : wide_[0].run_error(f)) + 2 * kDU * std::fabs(f) +
+                         dev_ * std::fabs(static_cast<double>(t0 + i) - mean_);
+      lower[i] = v[i] - err;
+      upper[i] = v[i] + err;
+    }
+    return;
+  }
+  const Group& g = *narrow_;
+  const double p1 = g.prob_one(), xm = g.count * p1, ym = mean_ - xm;
+  const double lam = saddle(0.5 * static_cast<double>(t0 + t1));
+  std::int64_t x0 = 0, x1 = g.count;
+  if (g.count >= kFullSupport) {   // the tilted law is Bin(count, p'): centre the window on it
+    const double lp = log_one_plus_exp(std::log(p1) + lam - std::log1p(-p1)) + std::log1p(-p1);
+    const double pt = std::exp(std::log(p1) + lam - lp);
+    // beyond the window the tilted law is below about e^-(depth + 10): the left-out tails are bounded in `extra`
+    const std::int64_t half = static_cast<std::int64_t>(std::sqrt(2 * (depth_ + 10)) * std::sqrt(g.count * pt * (1 - pt)) + 12);
+    const std::int64_t centre = static_cast<std::int64_t>(g.count * pt);
+    x0 = std::max<std::int64_t>(0, centre - half);
+    x1 = std::min<std::int64_t>(g.count, centre + half);
+  }
+  const std::int64_t nx = x1 - x0 + 1, ny = n + nx - 1, y0 = t0 - x1;
+  std::vector<double> la(nx), lb(ny), ta(nx), tb(ny);
+  g.run(x0, nx, la.data());
+  if (wide_.empty()) for (std::int64_t i = 0; i < ny; ++i) lb[i] = (y0 + i == 0) ? 0.0 : -kDInf;
+  else wide_[0].run(y0, ny, lb.data());
+  double ma = -kDInf, mb = -kDInf, max_la = 0, max_lb = 0, max_tilt_a = 0, max_tilt_b = 0, max_dx = 0;
+  for (std::int64_t k = 0; k < nx; ++k) {
+    const double dx = static_cast<double>(x0 + k) - xm;
+    ta[k] = la[k] + lam * dx;
+    ma = std::max(ma, ta[k]);
+    if (std::isfinite(la[k])) max_la = std::max(max_la, std::fabs(la[k]));
+    max_tilt_a = std::max(max_tilt_a, std::fabs(lam * dx));
+    max_dx = std::max(max_dx, std::fabs(dx));
+  }
+  for (std::int64_t k = 0; k < ny; ++k) {
+    const double dy = static_cast<double>(y0 + k) - ym;
+    tb[k] = lb[k] + lam * dy;
+    mb = std::max(mb, tb[k]);
+    if (std::isfinite(lb[k])) max_lb = std::max(max_lb, std::fabs(lb[k]));
+    max_tilt_b = std::max(max_tilt_b, std::fabs(lam * dy));
+  }
+  if (!(std::isfinite(ma) && std::isfinite(mb))) {
+    std::fill(lower, lower + n, -kDInf);
+    std::fill(upper, upper + n, -kDInf);
+    return;
+  }
+  // tails of the narrow window left out (tilted masses, geometric bounds of a log-concave law)
+  double drop_below = -kDInf, drop_above = -kDInf;
+  if (x0 > 0) drop_below = nx > 1 ? geometric(ta[0], ta[0] - ta[1]) : kDInf;
+  if (x1 < g.count) drop_above = nx > 1 ? geometric(ta[nx - 1], ta[nx - 1] - ta[nx - 2]) : kDInf;
+  for (double& v : ta) v = std::exp(v - ma);
+  for (double& v : tb) v = std::exp(v - mb);
+  std::vector<double> c(static_cast<std::size_t>(n), 0.0);
+  for (std::int64_t i = 0; i < n; ++i) {
+    double s = 0;
+    const double* bb = tb.data() + i + nx - 1;
+    for (std::int64_t k = 0; k < nx; ++k) s += ta[k] * bb[-k];
+    c[i] = s;
+  }
+  double extra = nx * kTiny;
+  if (drop_below > -kDInf) {   // x < x0 pairs with y in t0 - x0 + 1 .. t1
+    const double top = wide_tilted_max(t0 - x0 + 1, t1, lam, ym);
+    extra += std::exp(std::min(drop_below - ma + top - mb, 700.0));
+  }
+  if (drop_above > -kDInf) {   // x > x1 pairs with y in t0 - count .. t1 - x1 - 1
+    const double top = wide_tilted_max(t0 - g.count, t1 - x1 - 1, lam, ym);
+    extra += std::exp(std::min(drop_above - ma + top - mb, 700.0));
+  }
+  // halve where the left-out parts exceed e^-depth of a value (or the tilted sum underflows)
+  const double floor_c = std::max(1e-250, std::exp(std::min(depth_, 600.0)) * extra);
+  if (hi > lo && level < 60 && std::any_of(c.begin(), c.end(), [&](double v) { return !(v > floor_c); })) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    bracket_inside(lo, mid, lower, upper, level + 1);
+    bracket_inside(mid + 1, hi, lower + (mid + 1 - lo), upper + (mid + 1 - lo), level + 1);
+    return;
+  }
+  // rounding: the log pmfs and tilts (3u of each magnitude), exp (2u a factor), the sums ((nx + 8) u), the
+  // scale, r's rounding (dev_ per count of deviation), the runs' anchoring
+  const double base = g.run_error(max_la) + (wide_.empty() ? 0.0 : wide_[0].run_error(max_lb)) +
+                      3 * kDU * (max_la + max_tilt_a + max_lb + max_tilt_b + std::fabs(ma) + std::fabs(mb)) +
+                      (nx + 8) * kDU * 1.01;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double t = static_cast<double>(t0 + i);
+    const double scale = ma + mb - lam * (t - xm - ym);
+    const double err = base + 2 * kDU * std::fabs(scale) + dev_ * (std::fabs(t - mean_) + 2 * max_dx);
+    lower[i] = std::log(c[i]) + scale - err;
+    upper[i] = std::log(c[i] * (1 + 4 * kDU) + extra) + scale + err;
+  }
+}
+
+// log C's ends on lo..hi (-inf outside shift..shift+size), from the order's cached window, grown on demand.
+inline void ShuffleSplit::get(Cache& cache, std::int64_t lo, std::int64_t hi, std::vector<double>& lower,
+                              std::vector<double>& upper) {
+  const std::int64_t first = shift_, last = shift_ + size_;
+  lower.assign(static_cast<std::size_t>(hi - lo + 1), -shuffle_detail::kDInf);
+  upper.assign(static_cast<std::size_t>(hi - lo + 1), -shuffle_detail::kDInf);
+  std::int64_t a = std::max(lo, first), b = std::min(hi, last);
+  if (a > b) return;
+  const std::int64_t have = static_cast<std::int64_t>(cache.lower.size());
+  if (!(have && cache.lo <= a && b < cache.lo + have)) {
+    if (have) a = std::min(a, cache.lo), b = std::max(b, cache.lo + have - 1);
+    cache.lo = a;
+    cache.lower.assign(static_cast<std::size_t>(b - a + 1), 0.0);
+    cache.upper.assign(static_cast<std::size_t>(b - a + 1), 0.0);
+    bracket_inside(a, b, cache.lower.data(), cache.upper.data());
+    a = std::max(lo, first), b = std::min(hi, last);
+  }
+  for (std::int64_t s = a; s <= b; ++s) {
+    lower[s - lo] = cache.lower[s - cache.lo];
+    upper[s - lo] = cache.upper[s - cache.lo];
+  }
+}
+
+inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) {
+  using namespace shuffle_detail;
+  double log_f, log_g;
+  if (std::isinf(eps0_)) {
+    log_f = 0;
+    log_g = eps;
+  } else {
+    log_f = -log_one_plus_exp(-eps0_) + std::log(-std::expm1(eps - eps0_));
+    log_g = -log_one_plus_exp(eps0_) + log_expm1(eps + eps0_);
+  }
+  const double log_rho1 = log_g - log_f;
+  const double slack = 16 * kDU * (1 + std::fabs(log_f) + std::fabs(log_g));
+  const double sd = var_ > 0 ? std::sqrt(var_) : 1.0;
+  const double centre = shift_ + mean_ + var_ * (forward ? log_rho1 : -log_rho1);
+  const double d = std::fabs(centre - shift_ - mean_);
+  double inner = 0.5 * sd + 4, outer = std::sqrt(d * d + 2 * var_ * depth_) - d + 4;
+  Cache& cache = caches_[forward ? 0 : 1];
+  std::vector<double> L, Up, t_low, t_up;
+  const std::int64_t first = shift_, last = shift_ + size_ + 1;   // the terms live on first..last
+  for (int it = 0; it < 60; ++it) {
+    std::int64_t lo, hi;
+    if (forward) {
+      lo = static_cast<std::int64_t>(centre - inner);
+      hi = static_cast<std::int64_t>(centre + outer) + 1;
+    } else {
+      lo = static_cast<std::int64_t>(centre - outer) - 1;
+      hi = static_cast<std::int64_t>(centre + inner);
+    }
+    lo = std::min(std::max(lo, first), last - 1);
+    hi = std::max(std::min(hi, last), first + 1);
+    get(cache, lo - 1, hi, L, Up);   // log C on lo-1..hi
+    const std::size_t m = L.size();
+    t_low.assign(m - 1, -kDInf);
+    t_up.assign(m - 1, -kDInf);
+    bool inner_ok;
+    double tail;
+    if (forward) {   // (C(s-1) - rho1 C(s))_+
+      for (std::size_t i = 0; i + 1 < m; ++i) {
+        t_up[i] = Up[i] + log1mexp_d(L[i + 1] - Up[i] + (log_rho1 - slack));
+        t_low[i] = L[i] + log1mexp_d(Up[i + 1] - L[i] + (log_rho1 + slack));
+      }
+      inner_ok = lo == first || Up[0] - L[1] <= log_rho1 - slack;
+      tail = hi == last ? -kDInf : geometric(Up[m - 1], Up[m - 1] - L[m - 2]);
+    } else {   // (C(s) - rho1 C(s-1))_+
+      for (std::size_t i = 0; i + 1 < m; ++i) {
+        t_up[i] = Up[i + 1] + log1mexp_d(L[i] - Up[i + 1] + (log_rho1 - slack));
+        t_low[i] = L[i + 1] + log1mexp_d(Up[i] - L[i + 1] + (log_rho1 + slack));
+      }
+      inner_ok = hi == last || L[m - 2] - Up[m - 1] >= -log_rho1 + slack;
+      tail = lo == first ? -kDInf : geometric(Up[0], Up[0] - L[1]);
+    }
+    for (double& v : t_up) if (std::isnan(v)) v = -kDInf;
+    for (double& v : t_low) if (std::isnan(v)) v = -kDInf;
+    const double lower = log_sum(t_low), upper = log_sum(t_up);
+    const bool tail_ok = tail == -kDInf || tail <= upper - depth_;
+    if (inner_ok && tail_ok) {   // both orders carry the factor f; the sums' rounding is (log2 n + 4) u
+      const double grow = slack + (std::log2(static_cast<double>(hi - lo + 2)) + 4) * kDU * 1.01;
+      return {log_f + lower - grow, log_f + log_add(upper, tail) + grow};
+    }
+    if (!inner_ok) inner *= 2;
+    if (!tail_ok) outer *= 2;
+  }
+  throw std::runtime_error("the shuffled randomized-response window did not settle");
+}
+
+inline std::pair<double, double> ShuffleSplit::log_bracket(double eps) {
+  if (eps >= eps0_) return {-shuffle_detail::kDInf, -shuffle_detail::kDInf};   // the loss never exceeds eps0
+  const auto bwd = order(eps, false);
+  if (backward_only_) return bwd;
+  const auto fwd = order(eps, true);
+  return {std::max(fwd.first, bwd.first), std::max(fwd.second, bwd.second)};
+}
+
+}  // namespace ppk

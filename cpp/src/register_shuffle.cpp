@@ -1,0 +1,24 @@
+// Bindings of the shuffled randomized-response split curve (ppk/shuffle.hpp), used by ppk/_shuffle_split.py.
+#include <stdexcept>
+
+#include "bindings.hpp"
+#include "ppk/shuffle.hpp"
+
+void register_shuffle(py::module_& m) {
+  py::class_<ppk::ShuffleSplit>(m, "ShuffleSplit")
+      .def(py::init([](std::int64_t ones, std::int64_t zeros, std::int64_t unknown, double r, double q, double eps0,
+                       double depth, bool backward_only) {
+             if (ones < 0 || zeros < 0 || unknown < 0) throw std::invalid_argument("counts must be >= 0");
+             if (!(r >= 0 && r <= 0.5) || !(q >= 0 && q <= 1)) throw std::invalid_argument("r in [0, 1/2], q in [0, 1]");
+             if (!(eps0 >= 0) || !(depth > 0)) throw std::invalid_argument("eps0 >= 0 and depth > 0");
+             return ppk::ShuffleSplit(ones, zeros, unknown, r, q, eps0, depth, backward_only);
+           }),
+           py::arg("ones"), py::arg("zeros"), py::arg("unknown"), py::arg("r"), py::arg("q"), py::arg("eps0"),
+           py::arg("depth"), py::arg("backward_only"))
+      .def("log_bracket",
+           [](ppk::ShuffleSplit& s, double eps) {
+             py::gil_scoped_release release;
+             return s.log_bracket(eps);
+           },
+           py::arg("eps"), "Certified (lower, upper) ends of log delta(eps) of this split.");
+}
