@@ -3,9 +3,9 @@ pick, the Feldman-McMillan-Talwar clone bound (FOCS 2021, the bound of apple/ml-
 in ppk's own code: ppk.related.shuffle_clones), at eps0 = 4, delta = 1e-6, standard shuffle DP.
 
 Both are timed cold: a fresh ShuffledRandomizedResponse each time (its curves are cached per object) and
-the clone bound's cache of binomial rows cleared.  n = 1e8 is left out: the exact eps takes minutes there
-with the code of this file's commit (n = 1e7: tens of seconds).  The track_ benchmarks record the values,
-so a change of either engine that moves them shows in the report.
+the clone bound's cache of binomial rows cleared.  n = 1e8 is left out: the exact eps(1e-6) took more than
+4 minutes there (df27ae7, the C++ split; n = 1e7: 15 s).  The track_ benchmarks record the values, so a
+change of either engine that moves them shows in the report.
 """
 import ppk
 from ppk.related import shuffle_clones
