@@ -24,7 +24,11 @@ from ._shuffle_split import RANGE_DEPTH, Flip, split_curve
 from ._typing import FloatArray
 from ._validate import integer, real
 
-__all__ = ["ShuffledRandomizedResponse"]
+__all__ = ["ShuffledRandomizedResponse", "MAX_USERS"]
+
+#: The most users the exact search takes: its cost grows like sqrt(n) range convolutions of sqrt(n) terms
+#: each (15 s at 10^7); beyond, the clone bound (ppk.related.shuffle_clones) is the practical tool.
+MAX_USERS = 10 ** 8
 
 
 class ShuffledRandomizedResponse(BracketedCurve):
@@ -63,6 +67,9 @@ class ShuffledRandomizedResponse(BracketedCurve):
     def __init__(self, *, n: int, eps0: float, known: int | None = None, p: float | None = None,
                  rtol: float = 1e-6):
         self.n = integer("n", n, minimum=2)
+        if self.n > MAX_USERS:
+            raise ValueError(f"n={self.n} is more users than the exact search takes (MAX_USERS={MAX_USERS:,}: its time "
+                             "grows like n, minutes at 10^8); use ppk.related.shuffle_clones.clone_bound_epsilon for a bound")
         self.eps0 = math.inf if eps0 == math.inf else real("eps0", eps0, minimum=0.0)
         self.known = self.n - 1 if known is None else integer("known", known, minimum=0, maximum=self.n - 1)
         unknown = self.n - 1 - self.known
