@@ -217,6 +217,28 @@ _add("ppk.CountingQuery.repeat", _method(_q, "repeat"), k=3)
 _add("ppk.CountingQuery.with_sigma", _method(_q, "with_sigma"), sigma=2.0)
 _add("ppk.CountingQuery.with_scale", _method(_q, "with_scale"), scale=2.0)
 _add("ppk.CountingQuery.dp_scale", _method(_q, "dp_scale"), eps=0.5, delta=1e-6)
+# ppk: shuffled randomized response (docs/shuffle.md) and the clone bound it is compared with
+_add("ppk.ShuffledRandomizedResponse", ppk.ShuffledRandomizedResponse, n=200, eps0=2.0, known=150, p=0.3, rtol=1e-6)
+
+
+def _shuffled():
+    return ppk.ShuffledRandomizedResponse(n=200, eps0=2.0)
+
+
+for _m in ("delta", "delta_upper", "log_delta", "log_delta_upper", "delta_bracket", "log_delta_bracket"):
+    _add(f"ppk.ShuffledRandomizedResponse.{_m}", _method(_shuffled, _m), eps=0.5)
+_add("ppk.ShuffledRandomizedResponse.epsilon", _method(_shuffled, "epsilon"), delta=1e-6, rtol=1e-10)
+_add("ppk.ShuffledRandomizedResponse.split_log_delta_bracket", _method(_shuffled, "split_log_delta_bracket"),
+     eps=0.5, ones=3)
+_add("ppk.ShuffledRandomizedResponse.with_scale", _method(_shuffled, "with_scale"), scale=0.1)
+_add("ppk.ShuffledRandomizedResponse.dp_scale", _method(_shuffled, "dp_scale"), eps=0.5, delta=1e-6)
+_add("ppk.ShuffledRandomizedResponse.without_natural_noise", _method(_shuffled, "without_natural_noise"))
+_add("ppk.related.shuffle_clones.clone_bound_delta", ppk.related.shuffle_clones.clone_bound_delta, n=1000, eps0=2.0,
+     eps=0.5, variant="fmt21")
+_add("ppk.related.shuffle_clones.clone_bound_epsilon", ppk.related.shuffle_clones.clone_bound_epsilon, n=1000,
+     eps0=2.0, delta=1e-6, variant="fmt23")
+_add("ppk.related.shuffle_clones.rr_dp_delta", ppk.related.shuffle_clones.rr_dp_delta, eps0=2.0, eps=0.5)
+_add("ppk.related.shuffle_clones.rr_dp_epsilon", ppk.related.shuffle_clones.rr_dp_epsilon, eps0=2.0, delta=1e-6)
 _add("ppk.counting.log_delta_upper_over_biases", ppk.counting.log_delta_upper_over_biases, n_unknown=100,
      ps=[0.2, 0.5], sigma=2.0, eps=0.5)
 _add("ppk.hypergeom.hypergeom_pmf", ppk.hypergeom.hypergeom_pmf, population=1000, successes=400, draws=500, log=False)
@@ -412,6 +434,8 @@ _add("ppk.evaluation.evaluate", lambda **kw: ev.evaluate(**kw, out_dir=os.path.j
      grid=_GRID, executor=None, jobs=1, seed=0, progress=False, resume=False)
 
 # ppk.figures (drawn with small grids; see _closing_figures)
+_add("ppk.figures.fig_shuffle_gap", _closing_figures(lambda **kw: fg.fig_shuffle_gap(_TMP, **kw)), ns=(100, 1000),
+     deltas=(1e-6,), eps0=4.0)
 _add("ppk.figures.fig_baselines_vs_n", _closing_figures(lambda **kw: fg.fig_baselines_vs_n(_TMP, **kw)), delta=1e-6)
 _add("ppk.figures.fig_pointwise_loss", _closing_figures(lambda **kw: fg.fig_pointwise_loss(_TMP, **kw)), n=5000,
      known=3000, o=2000)
@@ -624,6 +648,8 @@ INFINITE_OK: dict[tuple[str, str], str] = {
     ("ppk.NoisyQuery.log_delta", "eps"): "log of a delta that is 0 (Laplace noise of scale 2 is 0.5-DP)",
     ("ppk.NoisyQuery.log_delta_upper", "eps"): "log of a delta that is 0 (Laplace noise of scale 2 is 0.5-DP)",
     ("ppk.PrivacyLossDistribution.log_delta_bracket", "eps"): "log of a delta that is 0",
+    **{(f"ppk.ShuffledRandomizedResponse.{m}", "eps"): "log of a delta that is 0 (eps >= eps0: randomized "
+       "response is eps0-DP)" for m in ("log_delta", "log_delta_upper", "log_delta_bracket", "split_log_delta_bracket")},
     ("ppk.related.pk.ThresholdCount", "p"): "log_delta of a delta that is 0 (p = 0: no row is ever 1)",
     ("ppk.PrivacyLossDistribution.get_epsilon_for_delta", "delta"): "inf when no eps reaches delta",
     ("ppk.Accountant.epsilon", "delta"): "inf when no eps reaches delta",

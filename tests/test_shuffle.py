@@ -285,7 +285,8 @@ def test_eps0_zero_is_zero():
 
 @pytest.mark.parametrize("n", [2, 5, 40])
 def test_no_flipping_known_everything_is_one(n):
-    q = S(n=n, eps0=math.inf)
+    q = S(n=n, eps0=1.0).with_scale(0.0)          # flip probability 0: no flipping (eps0 = inf is refused)
+    assert q.scale == 0.0
     for eps in (0.0, 1.0, 10.0, 100.0):
         lo, up = q.delta_bracket(eps)
         assert lo <= 1.0 <= up <= 1 + 1e-6, (eps, lo, up)
@@ -294,7 +295,7 @@ def test_no_flipping_known_everything_is_one(n):
 @pytest.mark.parametrize("n, known, p", [(10, 3, 0.4), (30, 0, 0.5), (25, 20, 0.1)])
 def test_no_flipping_with_unknown_users(n, known, p):
     """eps0 = inf, known < n - 1: a noiseless count whose only noise is Bin(n - 1 - known, p)."""
-    q = S(n=n, eps0=math.inf, known=known, p=p)
+    q = S(n=n, eps0=1.0, known=known, p=p).with_scale(0.0)
     for eps in (0.0, 0.1, 0.5, 1.0, 2.0):
         per = oracle_splits(eps, n=n, eps0=math.inf, known=known, p=p)
         exact = max(max(pair) for pair in per)
@@ -308,7 +309,7 @@ def test_no_flipping_with_unknown_users(n, known, p):
 
 
 @pytest.mark.parametrize("kwargs, name", [
-    (dict(n=1, eps0=1.0), "n"), (dict(n=2.5, eps0=1.0), "n"), (dict(n=5, eps0=-1.0), "eps0"),
+    (dict(n=0, eps0=1.0), "n"), (dict(n=2.5, eps0=1.0), "n"), (dict(n=5, eps0=-1.0), "eps0"),
     (dict(n=5, eps0=math.nan), "eps0"), (dict(n=5, eps0=1.0, known=5), "known"),
     (dict(n=5, eps0=1.0, known=-1), "known"), (dict(n=5, eps0=1.0, known=2), "p"),
     (dict(n=5, eps0=1.0, known=2, p=1.5), "p"), (dict(n=5, eps0=1.0, known=2, p=-0.1), "p"),

@@ -41,11 +41,6 @@ DEPTH = 40.0             # a window ends where its terms fall below e^-DEPTH of 
 RANGE_DEPTH = 16.0       # the same for the bounds that only prune ranges of splits
 
 
-def _log_expm1(x: float) -> float:
-    """log(e^x - 1) for x > 0, without overflow."""
-    return x + math.log(-math.expm1(-x)) if x > 1 else math.log(math.expm1(x))
-
-
 @dataclass(frozen=True)
 class Flip:
     """The randomizer: flip probability ``r = 1 / (1 + e^eps0)``, with its logs (``eps0 = inf``: r = 0)."""
@@ -66,9 +61,11 @@ class Flip:
         return 0.0 if self.eps0 == math.inf else -float(np.logaddexp(0.0, -self.eps0))
 
     def coefficients(self, eps: float) -> tuple[float, float]:
-        """``(log f, log g)`` of the module docstring at ``eps`` (< eps0); ``log rho1 = log g - log f``."""
-        log_f = self.log_1mr + math.log(-math.expm1(eps - self.eps0)) if self.eps0 < math.inf else 0.0
-        log_g = self.log_r + _log_expm1(eps + self.eps0) if self.eps0 < math.inf else eps
+        """``(log f, log g)`` of the module docstring at ``eps`` (< eps0); ``log rho1 = log g - log f``.
+        ``f = (1 - r)(1 - e^(eps - eps0))`` and ``g = e^eps (1 - r)(1 - e^-(eps + eps0))`` (as r / (1 - r) = e^-eps0):
+        no cancellation for any eps0, and r = 0 needs no case of its own."""
+        log_f = self.log_1mr + math.log(-math.expm1(eps - self.eps0))
+        log_g = eps + self.log_1mr + math.log(-math.expm1(-(eps + self.eps0)))
         return log_f, log_g
 
 

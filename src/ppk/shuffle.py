@@ -22,13 +22,16 @@ import numpy.typing as npt
 from ._curve import BracketedCurve
 from ._shuffle_split import RANGE_DEPTH, Flip, split_curve
 from ._typing import FloatArray
-from ._validate import integer, real
+from ._validate import integer, real, real_array
 
 __all__ = ["ShuffledRandomizedResponse", "MAX_USERS"]
 
 #: The most users the exact search takes: its cost grows like sqrt(n) range convolutions of sqrt(n) terms
 #: each (15 s at 10^7); beyond, the clone bound (ppk.related.shuffle_clones) is the practical tool.
 MAX_USERS = 10 ** 8
+
+#: The local privacy that stands for no flipping (``with_scale(0)``): 1 / (1 + e^746) rounds to 0 in double.
+NO_FLIP_EPS0 = 746.0
 
 
 class ShuffledRandomizedResponse(BracketedCurve):
@@ -37,9 +40,10 @@ class ShuffledRandomizedResponse(BracketedCurve):
     Parameters
     ----------
     n : int
-        Users (>= 2), the challenge user included.
+        Users (>= 1), the challenge user included (``n = 1``: randomized response alone, no shuffling).
     eps0 : float
-        Local privacy of each user's randomized response (>= 0; ``inf``: no flipping).  Each user reports
+        Local privacy of each user's randomized response (>= 0, finite; from about 745 on the flip
+        probability rounds to 0 and the release is treated as unflipped, which can only over-state delta).  Each user reports
         its bit with probability ``e^eps0 / (1 + e^eps0)`` and the flipped bit otherwise.
     known : int, optional
         How many of the other ``n - 1`` users' inputs the attacker knows (default ``n - 1``: standard shuffle
@@ -66,11 +70,11 @@ class ShuffledRandomizedResponse(BracketedCurve):
 
     def __init__(self, *, n: int, eps0: float, known: int | None = None, p: float | None = None,
                  rtol: float = 1e-6):
-        self.n = integer("n", n, minimum=2)
+        self.n = integer("n", n, minimum=1)
         if self.n > MAX_USERS:
             raise ValueError(f"n={self.n} is more users than the exact search takes (MAX_USERS={MAX_USERS:,}: its time "
                              "grows like n, minutes at 10^8); use ppk.related.shuffle_clones.clone_bound_epsilon for a bound")
-        self.eps0 = math.inf if eps0 == math.inf else real("eps0", eps0, minimum=0.0)
+        self.eps0 = real("eps0", eps0, minimum=0.0)
         self.known = self.n - 1 if known is None else integer("known", known, minimum=0, maximum=self.n - 1)
         unknown = self.n - 1 - self.known
         if unknown and p is None:
@@ -171,14 +175,11 @@ class ShuffledRandomizedResponse(BracketedCurve):
         return best, done + [(-neg, a, b) for neg, a, b in heap]
 
     def _log_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
-        e = np.asarray(eps, dtype=float)
-        scalar = e.ndim == 0
-        flat = np.atleast_1d(e).ravel()
-        for value in flat:
-            real("eps", float(value), minimum=0.0)
+        flat, scalar = real_array("eps", eps, minimum=0.0)
+        shape = np.shape(eps) if not scalar else ()
         pairs = [self._sup_bracket(float(v)) for v in flat]
-        lower = np.array([a for a, _ in pairs]).reshape(e.shape)
-        upper = np.array([b for _, b in pairs]).reshape(e.shape)
+        lower = np.array([a for a, _ in pairs], dtype=float).reshape(shape)
+        upper = np.array([b for _, b in pairs], dtype=float).reshape(shape)
         return lower, upper, scalar
 
     # -- the calibration protocol: the noise scale is the flip probability r (more flipping, more noise)
@@ -192,17 +193,26 @@ class ShuffledRandomizedResponse(BracketedCurve):
 
     def with_scale(self, scale: float) -> "ShuffledRandomizedResponse":
         r = real("scale", scale, minimum=0.0, maximum=0.5)
-        eps0 = math.inf if r == 0.0 else math.log((1 - r) / r) if r < 0.5 else 0.0
+        # r = 0 (no flipping) is eps0 = NO_FLIP_EPS0, where r rounds to 0 in double
+        eps0 = NO_FLIP_EPS0 if r == 0.0 else min(math.log1p(-r) - math.log(r), NO_FLIP_EPS0) if r < 0.5 else 0.0
         return ShuffledRandomizedResponse(n=self.n, eps0=eps0, known=self.known, p=self.p, rtol=self.rtol)
 
     @property
     def has_natural_noise(self) -> bool:
-        return True
+        """Whether the other users' coins hide the challenge user (any other user, and some flipping)."""
+        return self.n > 1 and 0.0 < self._flip.r
+
+    def without_natural_noise(self) -> "ShuffledRandomizedResponse":
+        """Randomized response alone (``n = 1``): the curve against an attacker who sees every other report,
+        ``delta(eps) = max(0, (1 - r) - e^eps r)`` -- local DP, what the shuffler amplifies."""
+        return ShuffledRandomizedResponse(n=1, eps0=self.eps0, rtol=self.rtol)
 
     def dp_scale(self, *, eps: float, delta: float) -> float:
         """The flip probability with which randomized response alone is (eps, delta)-DP: its curve is
         ``delta(eps) = (1 - r) - e^eps r``, so ``r = (1 - delta) / (1 + e^eps)`` (rounded up)."""
-        return math.nextafter((1 - delta) / (1 + math.exp(eps)), 1.0)
+        eps = real("eps", eps, minimum=0.0)
+        delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False)
+        return math.nextafter((1 - delta) * math.exp(-eps) / (1 + math.exp(-eps)), 1.0)
 
     @property
     def _rows_key(self) -> Hashable | None:

@@ -42,7 +42,6 @@ inline double log_add(double a, double b) {
   const double m = std::max(a, b);
   return m + std::log1p(std::exp(-std::fabs(a - b)));
 }
-inline double log_expm1(double x) { return x > 1 ? x + std::log(-std::expm1(-x)) : std::log(std::expm1(x)); }
 
 // count Bernoulli reports; mirrored: Bernoulli(1 - p), whose pmf at x is Bin(count, p) at count - x.
 struct Group {

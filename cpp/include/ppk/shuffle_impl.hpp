@@ -225,14 +225,11 @@ inline void ShuffleSplit::get(Cache& cache, std::int64_t lo, std::int64_t hi, st
 
 inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) {
   using namespace shuffle_detail;
-  double log_f, log_g;
-  if (std::isinf(eps0_)) {
-    log_f = 0;
-    log_g = eps;
-  } else {
-    log_f = -log_one_plus_exp(-eps0_) + std::log(-std::expm1(eps - eps0_));
-    log_g = -log_one_plus_exp(eps0_) + log_expm1(eps + eps0_);
-  }
+  // f = (1 - r)(1 - e^(eps - eps0)), g = e^eps (1 - r)(1 - e^-(eps + eps0)) since r / (1 - r) = e^-eps0: no
+  // cancellation for any eps0
+  const double log_1mr = -log_one_plus_exp(-eps0_);
+  const double log_f = log_1mr + std::log(-std::expm1(eps - eps0_));
+  const double log_g = eps + log_1mr + std::log(-std::expm1(-(eps + eps0_)));
   const double log_rho1 = log_g - log_f;
   const double slack = 16 * kDU * (1 + std::fabs(log_f) + std::fabs(log_g));
   const double sd = var_ > 0 ? std::sqrt(var_) : 1.0;

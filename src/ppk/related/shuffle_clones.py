@@ -183,13 +183,13 @@ def _tail_over_pmf(u: npt.NDArray[np.int64], c: npt.NDArray[np.int64]) -> npt.ND
 def _log_rows(c: npt.NDArray[np.int64], log_pc: npt.NDArray[np.float64], eps0: float,
               eps: float) -> npt.NDArray[np.float64]:
     """``log(P(C = c) delta_c)`` for each kept row (``-inf`` where the row has no positive part)."""
-    e0 = math.exp(eps0)
-    # tau (c + 1) is where the loss a -> log((e0 t_a + 1)/(t_a + e0)) crosses eps.
-    tau = math.expm1(eps + eps0) / (math.expm1(eps0) * (math.exp(eps) + 1.0))
+    # tau (c + 1) is where the loss a -> log((e0 t_a + 1)/(t_a + e0)) crosses eps, e0 = e^eps0:
+    # tau = (e^(eps + eps0) - 1) / ((e0 - 1)(e^eps + 1)), written in e^-eps0 and e^-eps (no overflow)
+    tau = -math.expm1(-(eps + eps0)) / (-math.expm1(-eps0) * (1.0 + math.exp(-eps)))
     u = np.minimum(np.floor(tau * (c + 1)).astype(np.int64) + 1, c + 1)
     log_b = _path_logpmf(c, u - 1)
     # (e0 - e^eps)/(e0 + 1) without cancellation near eps0, then minus (e^eps - 1) S(u)/b(u - 1).
-    head = -math.expm1(eps - eps0) / (1.0 + 1.0 / e0)
+    head = -math.expm1(eps - eps0) / (1.0 + math.exp(-eps0))
     ratio = np.zeros(c.shape)
     inner = u <= c                  # u = c + 1: only the outcome a = c + 1 has a positive part
     if inner.any():
@@ -198,6 +198,14 @@ def _log_rows(c: npt.NDArray[np.int64], log_pc: npt.NDArray[np.float64], eps0: f
     bracket = head - math.expm1(eps) * ratio
     with np.errstate(divide="ignore"):
         return log_pc + log_b + np.log(np.maximum(bracket, 0.0))
+
+
+#: The most users the bound is computed for: its windows grow like sqrt(n) (a few million values at 10^12).
+MAX_USERS = 10 ** 12
+
+
+def _users(n) -> int:
+    return integer("n", n, minimum=2, maximum=MAX_USERS)
 
 
 def _check_variant(variant) -> str:
@@ -214,7 +222,7 @@ def clone_bound_delta(*, n: int, eps0: float, eps: float, variant: Variant = "fm
     and their probability added, so the value is not below the pair's divergence except by rounding
     (about 1e-13 relative).  ``n >= 2`` users in all, ``eps0 > 0``, ``eps >= 0``.
     """
-    n = integer("n", n, minimum=2)
+    n = _users(n)
     eps0 = _eps0(eps0)
     eps = real("eps", eps, minimum=0.0)
     return _delta(n, eps0, eps, _clone_probability(eps0, _check_variant(variant)))
@@ -243,7 +251,7 @@ def clone_bound_epsilon(*, n: int, eps0: float, delta: float, variant: Variant =
     below it does not.  The search is false position on ``log delta(eps)`` (Illinois variant) inside the
     bracket ``[0, eps0]``.  ``n >= 2``, ``eps0 > 0``, ``0 < delta < 1``.
     """
-    n = integer("n", n, minimum=2)
+    n = _users(n)
     eps0 = _eps0(eps0)
     delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
     p = _clone_probability(eps0, _check_variant(variant))
