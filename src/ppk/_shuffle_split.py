@@ -43,22 +43,17 @@ RANGE_DEPTH = 16.0       # the same for the bounds that only prune ranges of spl
 
 @dataclass(frozen=True)
 class Flip:
-    """The randomizer: flip probability ``r = 1 / (1 + e^eps0)``, with its logs (``eps0 = inf``: r = 0)."""
+    """The randomizer: flip probability ``r = 1 / (1 + e^eps0)`` (eps0 >= 0, finite), with log(1 - r)."""
 
     eps0: float
 
     @cached_property
     def r(self) -> float:
-        return 0.0 if self.eps0 == math.inf else 1.0 / (1.0 + math.exp(self.eps0)) if self.eps0 < 700 else \
-            math.exp(-self.eps0)
-
-    @cached_property
-    def log_r(self) -> float:
-        return -math.inf if self.eps0 == math.inf else -float(np.logaddexp(0.0, self.eps0))
+        return 1.0 / (1.0 + math.exp(self.eps0)) if self.eps0 < 700 else math.exp(-self.eps0)
 
     @cached_property
     def log_1mr(self) -> float:
-        return 0.0 if self.eps0 == math.inf else -float(np.logaddexp(0.0, -self.eps0))
+        return -float(np.logaddexp(0.0, -self.eps0))
 
     def coefficients(self, eps: float) -> tuple[float, float]:
         """``(log f, log g)`` of the module docstring at ``eps`` (< eps0); ``log rho1 = log g - log f``.
@@ -225,8 +220,7 @@ class Split:
         dropped = [-math.inf, -math.inf]
         for side, (edge, nxt, at_end) in enumerate(((0, 1, x0 == 0), (-1, -2, x1 == g.count))):
             if not at_end:     # outwards, a log-concave law's ratios decrease: a geometric bound
-                step = ta[edge] - ta[nxt] if x.size > 1 else 0.0
-                dropped[side] = ta[edge] - math.log(-math.expm1(step)) if step < 0 else math.inf
+                dropped[side] = _geometric(ta[edge], ta[edge] - ta[nxt] if x.size > 1 else 0.0)
         return x, la, (dropped[0], dropped[1])
 
     def _wide_tilted_max(self, a: int, b: int, lam: float, ym: float) -> float:
@@ -262,8 +256,8 @@ class Split:
             err = self._wide_run_error(finite) + 2 * U * np.abs(finite) + dev * np.abs(t - self.mean)
             upper = np.logaddexp(vals, math.log(lost)) if lost > 0 else vals
             return vals - err, upper + err
-        # Tilt by e^(lam (x - xm)) and e^(lam (y - ym)) so the window's middle is the tilted sums' bulk (a
-        # Gaussian guess: any tilt is exact, a good one keeps every product far from underflow).
+        # Tilt by e^(lam (x - xm)) and e^(lam (y - ym)) so the window's middle is the tilted sums' bulk (the
+        # saddle point: any tilt is exact, a good one keeps every product far from underflow).
         g = self._narrow
         xm = g.count * g.prob_one
         ym = self.mean - xm

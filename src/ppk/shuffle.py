@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._curve import BracketedCurve
-from ._shuffle_split import RANGE_DEPTH, Flip, split_curve
+from ._shuffle_split import DEPTH, RANGE_DEPTH, Flip, split_curve
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
 
@@ -102,10 +102,10 @@ class ShuffledRandomizedResponse(BracketedCurve):
         range removed: it bounds every split ``first..last`` (the attacker told their reports knows more)."""
         key = (first, last)
         if key not in self._curves:
-            depth = {} if first == last else {"depth": RANGE_DEPTH}
             self._curves[key] = split_curve(self._flip, ones=first, zeros=self.known - last,
                                             unknown=self.n - 1 - self.known, q=self._q,
-                                            backward_only=self._mirrored, **depth)
+                                            depth=DEPTH if first == last else RANGE_DEPTH,
+                                            backward_only=self._mirrored)
         return self._curves[key]
 
     @property
@@ -233,30 +233,18 @@ class ShuffledRandomizedResponse(BracketedCurve):
         if self.eps0 == 0.0:
             return 0.0
 
-        def eps_of(first: int, last: int) -> float:
+        def eps_of(first: int, last: int, start: float) -> float:
             curve = self._range_curve(first, last)
             found = smallest_feasible_near(lambda e: curve.log_bracket(e)[1] - target if e < self.eps0 else -1.0,
-                                           guess, max(1e-3 * guess, 1e-12), upper=self.eps0, rtol=rtol)
+                                           start, max(1e-3 * start, 1e-12), upper=self.eps0, rtol=rtol)
             return self.eps0 if found is None else found.x
 
-        guess = min(1.0, self.eps0 / 2) if self.eps0 < math.inf else 1.0
-        guess = eps_of(0, 0)
+        guess = eps_of(0, 0, min(1.0, self.eps0 / 2))
         if guess >= self.eps0:
             return self.eps0
         _, cover = self._cover(guess)
         answer = guess
-        for up, first, last in sorted(cover, reverse=True):   # largest first: later ones rarely move it
+        for _, first, last in sorted(cover, reverse=True):    # largest first: later ones rarely move it
             if self._range_curve(first, last).log_bracket(answer)[1] > target:
-                answer = max(answer, eps_of(first, last))
+                answer = max(answer, eps_of(first, last, guess))
         return answer
-
-    def _epsilon_start(self, delta: float, root_target: float, excess) -> tuple[float, float]:
-        """Start :meth:`epsilon` at the eps where the split with every known input 0 reaches delta: the
-        supremum is within a fraction of a percent of it (docs/shuffle.md), so the search needs few steps."""
-        from ._search import log_target, smallest_feasible_near
-        target = log_target(delta)
-        one = self._range_curve(0, 0)
-        found = smallest_feasible_near(lambda e: one.log_bracket(e)[1] - target if e < self.eps0 else -1.0,
-                                       min(1.0, self.eps0 / 2), 0.5, upper=max(self.eps0, 1e-300), rtol=1e-6)
-        guess = self.eps0 / 2 if found is None else found.x
-        return guess, max(1e-3 * guess, 1e-12)

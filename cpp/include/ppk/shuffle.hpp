@@ -50,11 +50,12 @@ struct Group {
   bool mirrored;
   double prob_one() const { return mirrored ? 1.0 - p : p; }
   double logit() const { return std::log(p) - std::log1p(-p); }
-  double log_pmf_at(std::int64_t x) const {
-    const std::int64_t k = mirrored ? count - x : x;
+  // log Bin(count, p) at k (-inf outside 0..count), Loader's form
+  double log_binom_at(std::int64_t k) const {
     if (k < 0 || k > count) return -kDInf;
     return static_cast<double>(log_binom_pmf(k, count, p, 1.0L - static_cast<real>(p)));
   }
+  double log_pmf_at(std::int64_t x) const { return log_binom_at(mirrored ? count - x : x); }
   // log pmf at x0, x0 + 1, ..., x0 + size - 1 (-inf outside 0..count): every kAnchor-th from Loader's form,
   // the ones between by the exact ratio w(k) / w(k-1) = (n - k + 1) p / (k q), cumulated.
   void run(std::int64_t x0, std::int64_t size, double* out) const {
@@ -65,7 +66,7 @@ struct Group {
       const std::int64_t k = k_first + i;
       if (k < 0 || k > count) { tmp[i] = -kDInf; continue; }
       if (i == 0 || k == 0 || (i % kAnchor) == 0 || tmp[i - 1] == -kDInf) {
-        tmp[i] = log_pmf_at(mirrored ? count - k : k);
+        tmp[i] = log_binom_at(k);
       } else {
         tmp[i] = tmp[i - 1] + std::log(static_cast<double>(count - k + 1) / static_cast<double>(k)) + lg;
       }

@@ -49,10 +49,9 @@ inline ShuffleSplit::ShuffleSplit(std::int64_t ones, std::int64_t zeros, std::in
   if (!groups.empty()) wide_.push_back(groups.back());
   // r and q are rounded to doubles: d log pmf / dp = (x - k p) / (p (1 - p)) gives an error per count of
   // deviation from the mean (as in ppk/_shuffle_split.py)
-  double smallest = 0.5;
-  bool any = false;
+  double smallest = 0.5;   // min(p, 1 - p) is at most 1/2: the least over the random probabilities, or 1/2
   for (double p : {r, q})
-    if (p > 0 && p < 1) { smallest = any ? std::min(smallest, std::min(p, 1 - p)) : std::min(p, 1 - p); any = true; }
+    if (p > 0 && p < 1) smallest = std::min(smallest, std::min(p, 1 - p));
   dev_ = 5 * shuffle_detail::kDU / smallest;
 }
 
@@ -135,22 +134,23 @@ inline void ShuffleSplit::bracket_inside(std::int64_t lo, std::int64_t hi, doubl
   g.run(x0, nx, la.data());
   if (wide_.empty()) for (std::int64_t i = 0; i < ny; ++i) lb[i] = (y0 + i == 0) ? 0.0 : -kDInf;
   else wide_[0].run(y0, ny, lb.data());
-  double ma = -kDInf, mb = -kDInf, max_la = 0, max_lb = 0, max_tilt_a = 0, max_tilt_b = 0, max_dx = 0;
-  for (std::int64_t k = 0; k < nx; ++k) {
-    const double dx = static_cast<double>(x0 + k) - xm;
-    ta[k] = la[k] + lam * dx;
-    ma = std::max(ma, ta[k]);
-    if (std::isfinite(la[k])) max_la = std::max(max_la, std::fabs(la[k]));
-    max_tilt_a = std::max(max_tilt_a, std::fabs(lam * dx));
-    max_dx = std::max(max_dx, std::fabs(dx));
-  }
-  for (std::int64_t k = 0; k < ny; ++k) {
-    const double dy = static_cast<double>(y0 + k) - ym;
-    tb[k] = lb[k] + lam * dy;
-    mb = std::max(mb, tb[k]);
-    if (std::isfinite(lb[k])) max_lb = std::max(max_lb, std::fabs(lb[k]));
-    max_tilt_b = std::max(max_tilt_b, std::fabs(lam * dy));
-  }
+  // t[k] = l[k] + lam (origin + k - centre), with the largest t, |l|, |lam dev| and |dev| (the error terms' sizes)
+  struct Tilt { double max = -kDInf, max_log = 0, max_tilt = 0, max_dev = 0; };
+  auto tilt = [lam](const std::vector<double>& l, std::int64_t origin, double centre, std::vector<double>& t) {
+    Tilt m;
+    for (std::size_t k = 0; k < l.size(); ++k) {
+      const double dev = static_cast<double>(origin + static_cast<std::int64_t>(k)) - centre;
+      t[k] = l[k] + lam * dev;
+      m.max = std::max(m.max, t[k]);
+      if (std::isfinite(l[k])) m.max_log = std::max(m.max_log, std::fabs(l[k]));
+      m.max_tilt = std::max(m.max_tilt, std::fabs(lam * dev));
+      m.max_dev = std::max(m.max_dev, std::fabs(dev));
+    }
+    return m;
+  };
+  const Tilt a = tilt(la, x0, xm, ta), b = tilt(lb, y0, ym, tb);
+  const double ma = a.max, mb = b.max, max_la = a.max_log, max_lb = b.max_log;
+  const double max_tilt_a = a.max_tilt, max_tilt_b = b.max_tilt, max_dx = a.max_dev;
   if (!(std::isfinite(ma) && std::isfinite(mb))) {
     std::fill(lower, lower + n, -kDInf);
     std::fill(upper, upper + n, -kDInf);
