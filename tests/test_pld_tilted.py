@@ -14,9 +14,24 @@ import numpy as np
 import pytest
 
 from ppk.pld import PrivacyLossDistribution as PLD
+from ppk.pld import _enumerated
 from ppk.pld._tilted_bracket import PlanCurve
 
 mp.mp.dps = 50
+
+
+@pytest.fixture(params=["enumerated", "tilted"])
+def path(request, monkeypatch):
+    """Plans of finite pairs are enumerated exactly (ppk.pld._enumerated) when their classes are few; the same
+    plans through the tilted composition, which every other leaf takes."""
+    if request.param == "tilted":
+        monkeypatch.setattr(_enumerated, "MAX_CLASSES", 0)
+    return request.param
+
+
+@pytest.fixture
+def tilted(monkeypatch):
+    monkeypatch.setattr(_enumerated, "MAX_CLASSES", 0)
 
 
 def gaussian_log_delta(mu: float, eps: float) -> float:
@@ -80,12 +95,13 @@ def _rr_gaussian_log_delta(eps0: float, n_rr: int, mu: float, eps: float) -> flo
     return float(mp.log(total))
 
 
-def test_gaussian_and_randomized_response_plan():
+def test_gaussian_and_randomized_response_plan(path):
     dx, eps0 = 1e-3, 0.1
     pe = math.exp(eps0) / (1 + math.exp(eps0))
     rr = PLD.from_pmfs([pe, 1 - pe], [1 - pe, pe], value_discretization_interval=dx)
     plan = PLD.from_gaussian_mechanism(10.0, value_discretization_interval=dx).self_compose(200).compose(
         rr.self_compose(300))
+    assert type(plan._curve()).__name__ == {"enumerated": "EnumeratedCurve", "tilted": "PlanCurve"}[path]
     eps = np.array([1.0, 8.0, 12.55, 40.0])
     lo, up = plan.log_delta_bracket(eps)
     exact = np.array([_rr_gaussian_log_delta(eps0, 300, math.sqrt(2.0), e) for e in eps])
@@ -109,11 +125,12 @@ def _binary_log_delta(p, q, k: int, eps: float) -> float:
     return float(mp.log(total)) if total > 0 else -math.inf
 
 
-def test_lattice_pair_composed_by_exact_enumeration_far_into_the_tail():
+def test_lattice_pair_composed_by_exact_enumeration_far_into_the_tail(path):
     # losses log 3.5 and log 0.375, off the grid and asymmetric: both orders, both ends, down to e^-294
     p, q = [0.7, 0.3], [0.2, 0.8]
     k = 1500
     plan = PLD.from_pmfs(p, q, value_discretization_interval=1e-3).self_compose(k)
+    assert type(plan._curve()).__name__ == {"enumerated": "EnumeratedCurve", "tilted": "PlanCurve"}[path]
     eps = np.array([300.0, 600.0, 1000.0, 1400.0, 1700.0])
     lo, up = plan.log_delta_bracket(eps)
     # ppk reports the larger of the two orders (Q || P: the mirrored pair)
@@ -123,7 +140,7 @@ def test_lattice_pair_composed_by_exact_enumeration_far_into_the_tail():
     assert np.all(np.expm1(up - lo) < 0.05)
 
 
-def test_a_fine_grid_and_the_order_of_questions_change_nothing_certified():
+def test_a_fine_grid_and_the_order_of_questions_change_nothing_certified(tilted):
     # the merged Gaussian leaf needs more than a million buckets at Delta = 1e-4 (it reaches e^-800): it must
     # stay on the plan's grid (it was once built on 2e-4 and read as 1e-4: delta(1) 0.511 for 0.589)
     dx, eps0 = 1e-4, 0.1

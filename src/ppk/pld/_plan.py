@@ -19,7 +19,7 @@ from typing import Any, Sequence
 import numpy as np
 
 from ..baselines import analytic_gaussian_epsilon, analytic_gaussian_log_delta_bracket
-from . import _tilted
+from . import _enumerated, _tilted
 from ._masses import LD, MAX_BUILD_BUCKETS
 from ._tilted_bracket import PlanCurve
 
@@ -38,7 +38,7 @@ class Plan:
             entry[1] += k
         self.factors: tuple[tuple[Any, int], ...] = tuple((leaf, k) for leaf, k in merged.values())
         self.dx = dx
-        self._curve: PlanCurve | _GaussianCurve | None = None
+        self._curve: PlanCurve | _GaussianCurve | _enumerated.EnumeratedCurve | None = None
 
     @staticmethod
     def of(pld: Any) -> "Plan":
@@ -87,12 +87,22 @@ class Plan:
             assert leaf.value_discretization_interval == self.dx, "a plan's leaves share one grid"
         return rest
 
+    def gaussian_mu(self) -> tuple[float, float]:
+        """The merged Gaussian mechanism's mu = sqrt(sum k (s/sigma)^2) (0 if none) and a bound on its relative
+        rounding: each s/sigma, its square, k times it and the square root round once, the sum once per term."""
+        runs = [(leaf._gaussian_mu, k) for leaf, k in self.factors if leaf._gaussian_mu is not None]
+        return math.sqrt(sum(k * m ** 2 for m, k in runs)), max(1e-15, (len(runs) + 4) * 1.2e-16)
+
     def curve(self, cls: Any) -> Any:
-        """The plan's bracket reader (``log_ends(eps)``, ``log_upper(eps)``; its tilts kept between calls): a
-        PlanCurve, or the closed form when every leaf is a Gaussian mechanism (one Gaussian: exact)."""
+        """The plan's bracket reader (``log_ends(eps)``, ``log_upper(eps)``; its tilts kept between calls): the
+        closed form when every leaf is a Gaussian mechanism (one Gaussian: exact), an enumeration when the
+        rest are few runs of finite pairs (exact, ppk.pld._enumerated), else a PlanCurve (tilted)."""
         if self._curve is None:
+            count = _enumerated.class_count(self.factors)
             if all(leaf._gaussian_mu is not None for leaf, _ in self.factors):
-                self._curve = _GaussianCurve(math.sqrt(sum(k * leaf._gaussian_mu ** 2 for leaf, k in self.factors)))
+                self._curve = _GaussianCurve(*self.gaussian_mu())
+            elif count is not None and count <= _enumerated.MAX_CLASSES:
+                self._curve = _enumerated.EnumeratedCurve(self.factors, *self.gaussian_mu())
             else:
                 self._curve = PlanCurve(self.evaluated(cls), self.dx)
         return self._curve
@@ -108,13 +118,13 @@ class Plan:
 class _GaussianCurve:
     """A plan of Gaussian mechanisms: one Gaussian mechanism of s / sigma = mu, in closed form (certified)."""
 
-    def __init__(self, mu: float):
-        self.mu = mu
+    def __init__(self, mu: float, slack: float):
+        self.mu, self.slack = mu, slack
 
     def log_ends(self, eps: Any) -> tuple[Any, Any]:
-        # mu is a sum of rounded squares: delta grows with mu, so the ends are taken a few ulps either side
-        lo = analytic_gaussian_log_delta_bracket(sigma=1.0 / (self.mu * (1 - 1e-15)), eps=eps)[0]
-        up = analytic_gaussian_log_delta_bracket(sigma=1.0 / (self.mu * (1 + 1e-15)), eps=eps)[1]
+        # mu is a sum of rounded squares: delta grows with mu, so the ends are taken its slack either side
+        lo = analytic_gaussian_log_delta_bracket(sigma=1.0 / (self.mu * (1 - self.slack)), eps=eps)[0]
+        up = analytic_gaussian_log_delta_bracket(sigma=1.0 / (self.mu * (1 + self.slack)), eps=eps)[1]
         return np.minimum(lo, up).astype(LD), np.minimum(up, 0.0).astype(LD)
 
     def log_upper(self, eps: Any) -> Any:
@@ -122,5 +132,5 @@ class _GaussianCurve:
 
     def epsilon_bracket(self, log_delta: float) -> tuple[float, float]:
         """(lo, hi) around the smallest eps whose certified upper end is <= e^log_delta (closed form)."""
-        e = analytic_gaussian_epsilon(sigma=1.0 / (self.mu * (1 + 1e-15)), delta=math.exp(log_delta))
+        e = analytic_gaussian_epsilon(sigma=1.0 / (self.mu * (1 + self.slack)), delta=math.exp(log_delta))
         return (0.0, 0.0) if e == 0.0 else (e * (1 - 1e-9), e)

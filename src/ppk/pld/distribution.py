@@ -112,6 +112,7 @@ class PrivacyLossDistribution:
         self._buckets_v, self._atoms_v = buckets, atoms
         self._plan: Plan | None = None            # a composition kept as its factors (ppk.pld._plan)
         self._gaussian_mu: float | None = None    # a Gaussian mechanism's s / sigma (plans merge them exactly)
+        self._finite_pair: tuple[Any, Any] | None = None   # a finite pair's (p, q) where both > 0 (from_pmfs)
         self.pessimistic_estimate = pessimistic_estimate
         self.max_buckets = max_buckets
         self.composition = composition

@@ -88,10 +88,13 @@ def from_pmfs(make: Callable[..., T], pmf_upper: npt.ArrayLike, pmf_lower: npt.A
     mp_, mq_ = np.zeros(size, dtype=LD), np.zeros(size, dtype=LD)
     np.add.at(mp_, k - off, p[both].astype(LD))
     np.add.at(mq_, k - off, q[both].astype(LD))
-    return make(interval=dx, offset=off, mass_upper=mp_, mass_lower=mq_, width=width,
-                infinity_mass_upper=p[(p > 0) & (q == 0)].astype(LD).sum(),
-                infinity_mass_lower=q[(q > 0) & (p == 0)].astype(LD).sum(),
-                pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
+    out = make(interval=dx, offset=off, mass_upper=mp_, mass_lower=mq_, width=width,
+               infinity_mass_upper=p[(p > 0) & (q == 0)].astype(LD).sum(),
+               infinity_mass_lower=q[(q > 0) & (p == 0)].astype(LD).sum(),
+               pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
+    # the outcomes themselves: a plan with few runs of finite pairs composes them exactly (ppk.pld._enumerated)
+    setattr(out, "_finite_pair", (p[both].copy(), q[both].copy()))
+    return out
 
 
 def _check_pmf(name, values, tolerance):
