@@ -28,8 +28,8 @@ import numpy as np
 import numpy.typing as npt
 
 from .. import _kernels
-from .._search import log_target, smallest_feasible
 from ._masses import LD
+from ._tilted_bracket import search_epsilon
 
 #: Most type classes a plan may enumerate: each costs one closed-form Gaussian value per eps asked
 #: (about a microsecond), so 2^14 classes keep a search for eps within a fraction of a second.
@@ -230,28 +230,20 @@ class EnumeratedCurve:
         return np.minimum(lo, up), up
 
     def epsilon_bracket(self, log_delta: float) -> tuple[float, float]:
-        """(lo, hi) around the smallest eps whose certified upper end is <= e^log_delta, hi - lo within 1e-13 of
-        hi ((0, 0) when eps = 0 already reaches it).  Starts past the largest class loss by the Gaussian's own
-        reach (its loss is normal, mean mu^2/2, deviation mu), doubles the step until the upper end falls to
-        the target, then searches in logs (smooth there: a few reads, where the caller's search in delta
-        takes dozens).  hi is tested against the target lowered by a few ulps, so that it passes in delta too."""
-        target = log_target(math.exp(log_delta)) if log_delta > -745 else log_delta
-
-        def excess(e: float) -> float:
-            return float(self.log_upper(np.array([e], dtype=np.float64))[0]) - target
-        f0 = excess(0.0)
-        if f0 <= 0:
-            return 0.0, 0.0
+        """As PlanCurve's (ppk.pld._tilted_bracket.search_epsilon), from the guess of a normal loss with the
+        plan's mean and variance; past the largest class loss by the Gaussian's reach at e^-50 delta, the upper
+        end is at most the mass at +inf plus e^-50 delta, so a delta beyond that is never met."""
+        classes = self.orders[0][0]
+        mass = np.exp(classes.log_p.astype(np.float64))
+        loss = classes.loss.astype(np.float64)
+        total = max(float(mass.sum()), 1e-300)
+        mean = float(mass @ loss) / total + self.mu ** 2 / 2
+        sd = math.sqrt(max(float(mass @ (loss - mean) ** 2) / total, 0.0) + self.mu ** 2) + 1e-3
+        guess = mean + sd * math.sqrt(2 * max(-log_delta, 1.0))
         reach = max(float(np.max(c.loss)) for c, _ in self.orders)
-        step = max(self.mu * self.mu / 2 + self.mu * math.sqrt(2 * max(-log_delta, 1.0)), 1e-3)
-        lo, hi = 0.0, max(reach, 0.0) + step
-        for _ in range(200):
-            f_hi = excess(hi)
-            if f_hi <= 0:
-                found = smallest_feasible(excess, lo, hi, f_lo=f0, f_hi=f_hi, rtol=1e-13)
-                return found.lower, found.x
-            lo, f0, hi, step = hi, f_hi, hi + step, 2 * step
-        raise ValueError("no eps found for this delta within 200 doublings: the plan's infinity mass exceeds it")
+        upper = max(reach, 0.0) + self.mu ** 2 / 2 + self.mu * math.sqrt(2 * (max(-log_delta, 1.0) + 50)) + 1.0
+        return search_epsilon(lambda e: self.log_upper(np.array([e], dtype=np.float64))[0], log_delta,
+                              guess=guess, step=0.25 * sd, upper=upper)
 
 
 def _symmetric(leaf: Any) -> bool:

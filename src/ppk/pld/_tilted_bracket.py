@@ -27,6 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 import numpy.typing as npt
 
+from .._search import log_target, smallest_feasible_near
 from . import _tilted
 from ._masses import _MASS_RTOL, LD
 
@@ -228,6 +229,39 @@ class _OrderCurve:
             out[mine] = read(get(int(key)), eps[mine])
         return out
 
+    def eps_guess(self, log_delta: float) -> float:
+        """Where the saddle-point approximation puts this order's delta at e^log_delta: a starting point for the
+        search (nothing certified rests on it), so that it builds the tilt of the answer and few others.
+
+        At the tilt t (per grid index) whose tilted mean m is the eps asked, delta = Z e^{-t m} E_t[e^{-t Y/Delta}
+        (1 - e^{-Y})_+] with Y = (j - m) Delta; Y taken normal with the tilted variance s^2 makes the expectation
+        (erfcx(a s/sqrt 2) - erfcx((a + 1) s/sqrt 2))/2, a = t/Delta."""
+        from scipy.special import erfcx   # loaded on use: `import ppk` stays light
+
+        def log_delta_at(t: float) -> tuple[float, float]:
+            ms = [f.moments(t) for f in self.atoms]
+            mean = sum(f.count * m[1] for f, m in zip(self.atoms, ms))
+            s = math.sqrt(max(sum(f.count * m[2] for f, m in zip(self.atoms, ms)), 1e-300)) * self.dx
+            a = t / self.dx
+            g = 0.5 * (float(erfcx(a * s / math.sqrt(2))) - float(erfcx((a + 1) * s / math.sqrt(2))))
+            g = g if g > 0 else 1.0 / (s * math.sqrt(2 * math.pi) * max(a, 1e-300) * (a + 1))
+            return mean * self.dx, sum(f.count * m[0] for f, m in zip(self.atoms, ms)) - t * mean + math.log(g)
+        eps0, at0 = log_delta_at(0.0)
+        if at0 <= log_delta:
+            return max(eps0, 0.0)
+        lo, hi = 0.0, self.t_max
+        if log_delta_at(hi)[1] > log_delta:
+            return log_delta_at(hi)[0]
+        for _ in range(60):      # bisection on the decreasing log delta(t), to a hundredth of the tilt
+            mid = 0.5 * (lo + hi)
+            if log_delta_at(mid)[1] > log_delta:
+                lo = mid
+            else:
+                hi = mid
+            if hi - lo <= 0.01 * hi:
+                break
+        return log_delta_at(hi)[0]
+
     def log_upper(self, eps: npt.NDArray[np.float64]) -> npt.NDArray[np.longdouble]:
         vals = self._by_tilt(eps, 0.0, self._upper_tilt, lambda t, e: t.log_upper(e))
         return _lse(vals, self.log_inf_up)
@@ -245,22 +279,16 @@ class PlanCurve:
         self.orders = [_OrderCurve(plan, order, dx) for order in (0, 1)]
 
     def epsilon_bracket(self, log_delta: float) -> tuple[float, float]:
-        """(lo, hi) with log upper(lo) > log_delta >= log upper(hi); (0, 0) when eps = 0 already reaches
-        log_delta.  From the Gaussian guess of the untilted composition's moments, hi steps right (doubling)
-        until the certified upper end falls to log_delta; a search between them then reads few tilts."""
+        """(lo, hi) around the smallest eps whose certified upper end is <= e^log_delta, hi - lo within 1e-13 of
+        hi; (0, 0) when eps = 0 reaches it, (x, x) with x past the largest finite loss when nothing does.
+        Searched in log delta from the saddle-point guess (ppk._search.smallest_feasible_near): the tilts
+        built are the answer's and its neighbours', not those of every point a search from 0 would visit."""
         o = self.orders[0]
-
-        def above(e: float) -> bool:
-            return bool(self.log_upper(np.array([e], dtype=np.float64))[0] > log_delta)
-        if not above(0.0):
-            return 0.0, 0.0
-        lo, hi = 0.0, max(self.dx, (o.mean0 + o.sd * math.sqrt(2 * max(-log_delta, 1.0))) * self.dx)
-        step = max(o.sd * self.dx, self.dx)
-        for _ in range(200):
-            if not above(hi):
-                return lo, hi
-            lo, hi, step = hi, hi + step, 2 * step
-        raise ValueError("no eps found for this delta within 200 doublings: the plan's losses reach too far")
+        reach = max(sum(f.count * float(f.j64[-1]) for f in oc.atoms if f.j64.size) for oc in self.orders)
+        upper = max(reach + 1.0, 1.0) * self.dx
+        guess = max(oc.eps_guess(log_delta) for oc in self.orders)
+        return search_epsilon(lambda e: self.log_upper(np.array([e], dtype=np.float64))[0], log_delta,
+                              guess=guess, step=0.25 * o.sd * self.dx, upper=upper)
 
     def log_upper(self, eps: npt.NDArray[np.float64]) -> npt.NDArray[np.longdouble]:
         return np.minimum(np.maximum(*(o.log_upper(eps) for o in self.orders)), LD(0))
@@ -270,3 +298,13 @@ class PlanCurve:
         up = self.log_upper(eps)
         lo = np.maximum(*(o.log_lower(eps) for o in self.orders))
         return np.minimum(lo, up), up
+
+
+def search_epsilon(log_upper: Any, log_delta: float, *, guess: float, step: float, upper: float) -> tuple[float, float]:
+    """The search of a plan reader's ``epsilon_bracket``, shared by every reader: the smallest eps in [0, upper]
+    whose ``log_upper(eps)`` is at most log_delta lowered by a few ulps (so that it passes in delta too, where
+    the caller checks), to 1e-13 of itself, bracketed outwards from ``guess``; log delta is smooth where delta
+    is not, so this takes a handful of reads.  Returns (lower, x); (upper, upper) when nothing is feasible."""
+    target = log_target(math.exp(log_delta)) if log_delta > -745.0 else log_delta
+    found = smallest_feasible_near(lambda e: float(log_upper(e)) - target, guess, step, upper=upper, rtol=1e-13)
+    return (upper, upper) if found is None else (found.lower, found.x)

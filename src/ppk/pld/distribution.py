@@ -414,15 +414,15 @@ class PrivacyLossDistribution:
         def excess(e: float) -> float:   # non-increasing in e; feasible where <= 0
             return float(self._upper_ld(e)) - delta
 
-        f0 = excess(0.0)
-        if f0 <= 0:
-            return 0.0
         lo, curve = 0.0, self._curve()
         if curve is None:
+            f0 = excess(0.0)
+            if f0 <= 0:
+                return 0.0
             m = self._atoms
             k_max = max(abs(m.offset), abs(m.offset + m.p.size)) + 1
             hi = (k_max + 1) * self.value_discretization_interval
-        else:   # a plan's losses reach far: its curve brackets eps within one tilt (or in closed form)
+        else:   # a plan's losses reach far: its curve brackets eps (0 included) from a guess, or in closed form
             lo, hi = curve.epsilon_bracket(math.log(delta))
             f0 = excess(lo)
             if hi == 0.0 or f0 <= 0:   # (a subnormal delta: both ends evaluate feasible; the smaller is)
