@@ -137,6 +137,24 @@ def test_live_oracle():
 
 
 # ------------------------------------------------------------------ the real test: ppk's brackets
+@pytest.mark.parametrize("case", [(2.0, 0.01, 1000, 1.34), (2.0, 0.01, 1000, 6.87), (4.0, 0.1, 3000, 11.8)])
+@pytest.mark.parametrize("adjacency", ["remove", "add"])
+def test_one_adjacency_alone_brackets_its_own_order(case, adjacency):
+    # "remove" / "add" alone: the k-fold composition of that order, not the larger of the two
+    sigma, q, k, eps = case
+    with mp.workdps(40):
+        truth = mp.mpf(ORACLE[case][0 if adjacency == "remove" else 1])
+        other = mp.mpf(ORACLE[case][1 if adjacency == "remove" else 0])
+    pld = PLD.from_gaussian_mechanism(sigma, sampling_prob=q, value_discretization_interval=DX_FINE,
+                                      log_mass_truncation_bound=-1000, adjacency=adjacency).self_compose(k)
+    lo, hi = pld.log_delta_bracket(eps)
+    print(f"{adjacency} sigma={sigma} q={q} k={k} eps={eps}: oracle {mp.nstr(truth, 16)} in [{lo!r}, {hi!r}]")
+    assert lo <= truth <= hi
+    if truth < other - 1:
+        assert hi < other
+
+
+
 @pytest.mark.parametrize("dx", [DX_FINE, DX_COARSE])
 @pytest.mark.parametrize("case", sorted(ORACLE))
 def test_bracket_contains_oracle(case, dx):

@@ -63,13 +63,15 @@ def prefix_sums(atoms: _Masses, buckets: _Masses) -> tuple:
 
 
 def ends(eps: npt.NDArray[np.float64], dx: float, atoms: _Masses, buckets: _Masses, sums: tuple,
-         inf_upper: np.longdouble, inf_lower: np.longdouble) -> tuple[npt.NDArray[np.longdouble], npt.NDArray[np.longdouble]]:
-    """(lower, upper) of max over both orders of delta at every eps (long double), vectorised."""
+         inf_upper: np.longdouble, inf_lower: np.longdouble, *, orders: tuple[int, ...] = (0, 1)
+         ) -> tuple[npt.NDArray[np.longdouble], npt.NDArray[np.longdouble]]:
+    """(lower, upper) of max over ``orders`` (0: H(P || Q), 1: H(Q || P)) of delta at every eps (long double),
+    vectorised."""
     atom_sums, bucket_sums = sums
     e = eps.astype(LD)
     up = np.zeros(eps.shape, dtype=LD)
     lo = np.zeros(eps.shape, dtype=LD)
-    for order in (0, 1):
+    for order in orders:
         up = np.maximum(up, _upper_end(e, eps, dx, atoms, atom_sums, order, inf_upper, inf_lower))
         lo = np.maximum(lo, _lower_end(e, eps, dx, buckets, bucket_sums, order, inf_upper, inf_lower))
     return np.minimum(lo, up), np.minimum(up, LD(1))

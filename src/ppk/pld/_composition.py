@@ -64,6 +64,7 @@ def compose(a: Any, b: Any, *, independent: bool | None, truncate: bool, eager: 
                  infinity_mass_lower=_union(first.infinity_mass_lower, second.infinity_mass_lower),
                  pessimistic_estimate=a.pessimistic_estimate, max_buckets=max(first.max_buckets, second.max_buckets),
                  composition=method, log_mass_truncation_bound=bound, shared_noise_key=key)
+    out._one_sided = first._one_sided and second._one_sided    # one adjacency's only when both are
     return out
 
 
@@ -90,6 +91,7 @@ def planned(a: Any, plan: Plan, b: Any, key: Hashable | None) -> Any:
                                                                    b.log_mass_truncation_bound),
                  shared_noise_key=key)
     out._plan = plan
+    out._one_sided = plan.one_sided
     return out
 
 

@@ -51,6 +51,13 @@ class Plan:
         return Plan([(leaf, n * k) for leaf, n in self.factors], self.dx)
 
     @property
+    def one_sided(self) -> bool:
+        """Only H(P || Q) is the plan's delta: some leaf is one adjacency's alone ("remove" or "add") and every
+        other is too or is symmetric (a Gaussian mechanism, whose two orders agree)."""
+        return (any(leaf._one_sided for leaf, _ in self.factors)
+                and all(leaf._one_sided or leaf._gaussian_mu is not None for leaf, _ in self.factors))
+
+    @property
     def count(self) -> int:
         return sum(k for _, k in self.factors)
 
@@ -104,7 +111,7 @@ class Plan:
             elif count is not None and count <= _enumerated.MAX_CLASSES:
                 self._curve = _enumerated.EnumeratedCurve(self.factors, *self.gaussian_mu())
             else:
-                self._curve = PlanCurve(self.evaluated(cls), self.dx)
+                self._curve = PlanCurve(self.evaluated(cls), self.dx, orders=(0,) if self.one_sided else (0, 1))
         return self._curve
 
     def check_size(self) -> None:

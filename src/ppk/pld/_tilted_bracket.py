@@ -272,11 +272,12 @@ class _OrderCurve:
 
 
 class PlanCurve:
-    """The bracket of a plan's delta(eps), max over both orders, with its tilts kept for later reads."""
+    """The bracket of a plan's delta(eps), max over its orders (both, or H(P || Q) alone for a one-sided plan),
+    with its tilts kept for later reads."""
 
-    def __init__(self, plan: Sequence[tuple[Any, int]], dx: float):
+    def __init__(self, plan: Sequence[tuple[Any, int]], dx: float, *, orders: tuple[int, ...] = (0, 1)):
         self.dx = dx
-        self.orders = [_OrderCurve(plan, order, dx) for order in (0, 1)]
+        self.orders = [_OrderCurve(plan, order, dx) for order in orders]
 
     def epsilon_bracket(self, log_delta: float) -> tuple[float, float]:
         """(lo, hi) around the smallest eps whose certified upper end is <= e^log_delta, hi - lo within 1e-13 of
@@ -291,12 +292,12 @@ class PlanCurve:
                               guess=guess, step=0.25 * o.sd * self.dx, upper=upper)
 
     def log_upper(self, eps: npt.NDArray[np.float64]) -> npt.NDArray[np.longdouble]:
-        return np.minimum(np.maximum(*(o.log_upper(eps) for o in self.orders)), LD(0))
+        return np.minimum(np.max([o.log_upper(eps) for o in self.orders], axis=0), LD(0))
 
     def log_ends(self, eps: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.longdouble], npt.NDArray[np.longdouble]]:
         """(log lower, log upper) at every eps."""
         up = self.log_upper(eps)
-        lo = np.maximum(*(o.log_lower(eps) for o in self.orders))
+        lo = np.max([o.log_lower(eps) for o in self.orders], axis=0)
         return np.minimum(lo, up), up
 
 

@@ -113,6 +113,9 @@ class PrivacyLossDistribution:
         self._plan: Plan | None = None            # a composition kept as its factors (ppk.pld._plan)
         self._gaussian_mu: float | None = None    # a Gaussian mechanism's s / sigma (plans merge them exactly)
         self._finite_pair: tuple[Any, Any] | None = None   # a finite pair's (p, q) where both > 0 (from_pmfs)
+        # True: the pair is one adjacency's ("remove" or "add" alone) and only H(P || Q) is reported; else the
+        # larger of both orders (add or remove, the default)
+        self._one_sided = False
         self.pessimistic_estimate = pessimistic_estimate
         self.max_buckets = max_buckets
         self.composition = composition
@@ -284,8 +287,8 @@ class PrivacyLossDistribution:
         """:meth:`from_gaussian` under dp_accounting's signature, so code ports by changing an import.
 
         ``sampling_prob < 1``: Poisson subsampling (ppk.pld.subsampled), the pair ``(1-q) N(0) + q N(s)``
-        against ``N(0)`` for ``adjacency="remove"``, its mirror for ``"add"``; ppk reports the larger of the
-        two orders, which is ``"add_or_remove"`` exactly and never below either one alone.
+        against ``N(0)`` for ``adjacency="remove"``, its mirror for ``"add"``, each reported alone (one-sided);
+        ``"add_or_remove"`` (the default) reports the larger of the two.
         ``use_connect_dots`` is accepted for compatibility: ppk's upper end is always the connect-the-dots pair."""
         flag("use_connect_dots", use_connect_dots)
         q, adjacency = subsampled.check_subsampling(sampling_prob, adjacency)
@@ -348,7 +351,8 @@ class PrivacyLossDistribution:
         if self._sums is None:
             self._sums = _bracket.prefix_sums(self._atoms, self._buckets)
         return _bracket.ends(eps, self.value_discretization_interval, self._atoms, self._buckets, self._sums,
-                             self.infinity_mass_upper, self.infinity_mass_lower)
+                             self.infinity_mass_upper, self.infinity_mass_lower,
+                             orders=(0,) if self._one_sided else (0, 1))
 
     def _curve(self) -> Any:
         """A plan's reader (ppk.pld._plan; a Gaussian mechanism's closed form), None for other leaves."""

@@ -50,6 +50,8 @@ def to_dp_accounting(pld: Any) -> Any:
     slack_q = math.sqrt(n) * m.err_q + 3e-12 + n * _TINY
     remove = pld_pmf.DensePLDPmf(dx, m.offset, m.p.astype(np.float64),
                                  float(pld.infinity_mass_upper + m.overflow_p) + slack_p, True)
+    if pld._one_sided:    # one adjacency's pair: dp_accounting's PLD of one pmf reports that direction alone
+        return lib.PrivacyLossDistribution(remove)
     # the other direction: the loss log(Q/P) = -L, distributed as Q
     add = pld_pmf.DensePLDPmf(dx, -(m.offset + n - 1), m.q[::-1].astype(np.float64),
                               float(pld.infinity_mass_lower + m.overflow_q) + slack_q, True)

@@ -7,12 +7,12 @@ scale sigma (b) and sensitivity s, dp_accounting's pairs (mu_upper, mu_lower) ar
 * ``"remove"``: P = (1 - q) mu(x) + q mu(x + s) against Q = mu(x);
 * ``"add"``:    mu(x) against (1 - q) mu(x) + q mu(x - s) -- the mirror image x -> -x of (Q, P).
 
-So one pair (P, Q) has H(P || Q) = delta_remove and H(Q || P) = delta_add, and ppk's PLD, which reports
-the larger of its two orders, gives dp_accounting's ``add_or_remove`` value max(delta_remove, delta_add)
-exactly.  ``"remove"`` or ``"add"`` alone is reported pessimistically: the same maximum, never below its
-own delta, but above it where the other order is larger (at eps > 0 delta_add is usually the smaller:
-``"add"`` alone is then reported as delta_remove).  The adjacency only orients the pair (``mass_upper``
-is dp_accounting's mu_upper of that adjacency; ``"add_or_remove"`` is oriented as ``"remove"``).
+So one pair (P, Q) has H(P || Q) = delta_remove and H(Q || P) = delta_add.  ``"add_or_remove"`` (the
+default) is the remove pair reported as the larger of its two orders, max(delta_remove, delta_add), as
+dp_accounting does.  ``"remove"`` and ``"add"`` alone are *one-sided* PLDs: the pair oriented so that
+``mass_upper`` is dp_accounting's mu_upper of that adjacency, and only H(P || Q) reported.  Composition keeps
+a PLD one-sided only when every part is one-sided (or symmetric, a Gaussian mechanism): otherwise both
+orders of the composed pair are read, never less than either.
 
 The loss of the remove pair is L = log(1 - q + q e^l), l the loss of the unsubsampled pair; L is monotone
 in the output, so every bucket edge k Delta is one output value, in closed form, and the bucket masses
@@ -91,8 +91,10 @@ def _build(make: Callable[..., T], dx: float, k_lo: int, tails: tuple, adjacency
         # bucket k (losses in [(k-1) Delta, k Delta]) of the remove pair is bucket 1 - k of its mirror image
         offset = 2 - offset - mp.size
         mp, mq, over_p, over_q = mq[::-1].copy(), mp[::-1].copy(), over_q, over_p
-    return make(interval=dx, offset=offset, mass_upper=mp, mass_lower=mq, overflow_mass_upper=over_p,
-                overflow_mass_lower=over_q, **kw)
+    out = make(interval=dx, offset=offset, mass_upper=mp, mass_lower=mq, overflow_mass_upper=over_p,
+               overflow_mass_lower=over_q, **kw)
+    setattr(out, "_one_sided", adjacency != "add_or_remove")   # one adjacency: only H(P || Q) is its delta
+    return out
 
 
 def gaussian(make: Callable[..., T], sigma: object, sensitivity: object, sampling_prob: object,
@@ -100,7 +102,7 @@ def gaussian(make: Callable[..., T], sigma: object, sensitivity: object, samplin
              max_buckets: object, adjacency: object, sigma_name: str) -> T:
     """Poisson-subsampled Gaussian mechanism: the remove pair P = (1 - q) N(0, sigma^2) + q N(-s, sigma^2)
     against Q = N(0, sigma^2) (module docstring: one pair serves all three adjacencies; ``"remove"`` and
-    ``"add"`` alone are reported pessimistically, as the max of both orders).
+    ``"add"`` alone report their own order).
 
     In t = x / sigma, r = s / sigma, the unsubsampled loss is l = -r t - r^2/2 and L = log(1 - q + q e^l)
     decreases in t, from +inf to log(1 - q): the edge L = k Delta is t = -l_k / r - r/2, and the tails
