@@ -160,3 +160,20 @@ def test_a_fine_grid_and_the_order_of_questions_change_nothing_certified(tilted)
     asked.delta_bracket(20.0)
     asked.delta_bracket(np.linspace(0.0, 30.0, 7))
     assert asked.get_epsilon_for_delta(1e-6) == fresh
+
+
+def test_atoms_on_bucket_edges_keep_the_lower_end_tight(tilted):
+    # losses +-0.01 sit on the edges of their buckets (as a Laplace mechanism's ends do): a composed label is
+    # within a step of its loss, not half a bucket per run, and the lower end's tilt must be centred there
+    # (it once assumed half a bucket per run: 5000 steps, 12 deviations, off here, and brackets e^700 wide)
+    eps0, k, dx = 0.01, 10_000, 2.5e-3
+    pe = math.exp(eps0) / (1 + math.exp(eps0))
+    p, q = [pe, 1 - pe], [1 - pe, pe]
+    plan = PLD.from_pmfs(p, q, value_discretization_interval=dx).self_compose(k)
+    assert type(plan._curve()).__name__ == "PlanCurve"
+    eps = np.array([4.0, 9.0, 15.0])
+    lo, up = plan.log_delta_bracket(eps)
+    exact = np.array([_binary_log_delta(p, q, k, e) for e in eps])
+    assert exact[-1] < -100
+    assert np.all(lo <= exact) and np.all(exact <= up), (lo - exact, up - exact)
+    assert np.all(up - lo < math.log1p(0.01)), up - lo

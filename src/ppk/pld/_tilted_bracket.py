@@ -154,6 +154,20 @@ def _scaled(bound: Any, norm: Any) -> Any:
         return np.where(norm > 0, LD(bound) * norm, LD(0))
 
 
+def _label_offset(b: Any, order: int, dx: float) -> float:
+    """The mean of (label - loss / Delta) over a leaf's buckets, weighted by the order's P-masses (order 1: the
+    mirror, label -k for loss -log(P/Q)).  Only centres a tilt: any tilt is certified."""
+    with np.errstate(divide="ignore", invalid="ignore"):
+        lp, lq = np.log(b.p.astype(LD)), np.log(b.q.astype(LD))
+    both = np.isfinite(lp) & np.isfinite(lq)
+    if not both.any():
+        return 0.0
+    k = (b.offset + np.arange(b.p.size))[both]
+    off = k - ((lp[both] - lq[both]) / LD(dx)).astype(np.float64)
+    w = np.exp((lp if order == 0 else lq)[both] - np.max((lp if order == 0 else lq)[both])).astype(np.float64)
+    return float(np.sum(w * off) / np.sum(w)) * (1.0 if order == 0 else -1.0)
+
+
 class _OrderCurve:
     """Both ends of one order of the plan's pair, with the tilts made so far."""
 
@@ -163,13 +177,16 @@ class _OrderCurve:
         self.atoms = []
         self._buckets: tuple[list[_tilted.Factor], list[_tilted.Factor]] | None = None   # made for the lower end
         m_up, m_true, q_cut = [], [], []
-        self.label_shift = 0.0          # a composed bucket's label lies about half the summed widths above its losses
+        # how far a composed label lies from its loss (grid steps), so the lower end's tilt is centred where the
+        # labels of losses near eps are: about half the summed widths for buckets spread evenly, ~0 for atoms
+        # at their bucket's edge (a Laplace mechanism's ends), and of the other sign in the mirror order
+        self.label_shift = 0.0
         for leaf, k in plan:
             a, b = leaf._atoms, leaf._buckets
             # the mirror (order 1): P' = Q, losses negated
             self.atoms.append(_tilted.Factor(a.p, a.offset, k) if order == 0 else
                               _tilted.Factor(a.q[::-1].copy(), -(a.offset + a.q.size - 1), k))
-            self.label_shift += k * b.width / 2
+            self.label_shift += k * _label_offset(b, order, dx)
             inf = float(leaf.infinity_mass_upper if order == 0 else leaf.infinity_mass_lower)
             cut_up = float(a.overflow_p if order == 0 else a.overflow_q)
             m_up.append((min(1.0, (inf + cut_up) * (1 + 1e-15)), k))
