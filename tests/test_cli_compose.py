@@ -79,6 +79,24 @@ def test_json_has_the_apis_numbers(capsys):
     assert g["kind"] == "DP" and g["eps"] == [1.0, 20.0, eps] and g["delta_mechanism"][2] == 1e-6
 
 
+@pytest.mark.parametrize("adjacency", ["remove", "add"])
+def test_adjacency_reaches_the_subsampled_builders(adjacency, capsys):
+    # the API's one-sided PLD of that adjacency, and the record says which neighbours were meant
+    argv = ["compose", "--subsampled-gaussian", "2:0.01x1000", "--adjacency", adjacency, "--eps", "1.34", "--json"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out)
+    pld = ppk.PrivacyLossDistribution.from_gaussian_mechanism(2.0, sampling_prob=0.01, adjacency=adjacency,
+                                                              value_discretization_interval=1e-4).self_compose(1000)
+    both = ppk.PrivacyLossDistribution.from_gaussian_mechanism(2.0, sampling_prob=0.01,
+                                                               value_discretization_interval=1e-4).self_compose(1000)
+    (row,) = out["curve"]
+    assert out["adjacency"] == adjacency
+    assert row["log_delta_upper"] == pld.log_delta_bracket(1.34)[1]
+    if adjacency == "add":      # e^-43.4 against the remove order's e^-33.7
+        assert row["log_delta_upper"] < both.log_delta_bracket(1.34)[1] - 9
+    assert f"{adjacency} one row" in out["record"]["attacker"]["text"]
+
+
 def test_a_delta_below_the_float_range_is_printed_from_its_log(capsys):
     # two Gaussian runs are one Gaussian, in closed form: delta(20) ~ e^-899
     assert main(["compose", "--gaussian", "3x2", "--eps", "20", "--json"]) == 0

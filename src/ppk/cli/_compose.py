@@ -99,8 +99,14 @@ def randomized_response_pmfs(eps0: float) -> tuple[list[float], list[float]]:
     return p, p[::-1]
 
 
-def build(runs: Runs, *, sensitivity: float, interval: float) -> PLD:
-    """The PLD of ``runs`` (``self_compose`` of one run's); library errors are re-worded in CLI terms."""
+#: --adjacency -> what the record says the attacker changes
+_ADJACENCY_TEXT = {"add_or_remove": "add or remove one row: the larger of both orders",
+                   "remove": "remove one row", "add": "add one row"}
+
+
+def build(runs: Runs, *, sensitivity: float, interval: float, adjacency: str = "add_or_remove") -> PLD:
+    """The PLD of ``runs`` (``self_compose`` of one run's); library errors are re-worded in CLI terms.
+    ``adjacency`` orients the subsampled mechanisms (the others are symmetric: every adjacency is the same)."""
     v, dx = runs.values, interval
     try:
         if runs.option == "gaussian":
@@ -109,10 +115,10 @@ def build(runs: Runs, *, sensitivity: float, interval: float) -> PLD:
             one = PLD.from_laplace_mechanism(v[0], sensitivity=sensitivity, value_discretization_interval=dx)
         elif runs.option == "subsampled-gaussian":
             one = PLD.from_gaussian_mechanism(v[0], sensitivity=sensitivity, sampling_prob=v[1],
-                                              value_discretization_interval=dx)
+                                              value_discretization_interval=dx, adjacency=adjacency)
         elif runs.option == "subsampled-laplace":
             one = PLD.from_laplace_mechanism(v[0], sensitivity=sensitivity, sampling_prob=v[1],
-                                             value_discretization_interval=dx)
+                                             value_discretization_interval=dx, adjacency=adjacency)
         else:
             p, q = randomized_response_pmfs(v[0])
             one = PLD.from_pmfs(p, q, value_discretization_interval=dx)
@@ -121,11 +127,11 @@ def build(runs: Runs, *, sensitivity: float, interval: float) -> PLD:
         raise ValueError(f"--{runs.option} {runs.text}: {_in_cli_terms(str(exc))}") from None
 
 
-def compose_plan(plan: list[Runs], *, sensitivity: float, interval: float) -> PLD:
+def compose_plan(plan: list[Runs], *, sensitivity: float, interval: float, adjacency: str = "add_or_remove") -> PLD:
     """The plan's PLD: its runs composed in the order typed."""
     out: PLD | None = None
     for runs in plan:
-        part = build(runs, sensitivity=sensitivity, interval=interval)
+        part = build(runs, sensitivity=sensitivity, interval=interval, adjacency=adjacency)
         try:
             out = part if out is None else out.compose(part)
         except ValueError as exc:
@@ -208,12 +214,12 @@ def _bracket_text(row: dict) -> str:
             f"{_fmt_delta(row['at_eps_delta_upper'], row['at_eps_log_delta_upper'], up=True)}]")
 
 
-def _record(curve: list[dict], epsilons: list[dict], plan_text: str) -> dict:
+def _record(curve: list[dict], epsilons: list[dict], plan_text: str, adjacency: str) -> dict:
     points = [(r["eps"], r["delta_upper"]) for r in curve] + [(r["eps"], r["delta"]) for r in epsilons
                                                                if math.isfinite(r["eps"])]
     return make_record(
         attacker=dict(belief="none: the mechanisms' own noise", belief_source="none",
-                      text="any attacker (standard DP, add or remove one row: the larger of both orders)"),
+                      text=f"any attacker (standard DP, {_ADJACENCY_TEXT[adjacency]})"),
         guarantee=guarantee(kind="DP", eps=[e for e, _ in points], delta_mechanism=[d for _, d in points],
                             text=f"{plan_text} is (eps, delta)-DP at each pair listed (delta: the certified "
                                  "upper end)"),
@@ -226,19 +232,20 @@ def _run(args: argparse.Namespace) -> int:
     # a fresh plan per question: a plan caches its tilts, and what it was asked before can change (or,
     # in ppk 0.1.0, break) the next answer; fresh plans give every answer as the Python API gives it alone
     def fresh() -> PLD:
-        return compose_plan(plan, sensitivity=args.sensitivity, interval=args.interval)
+        return compose_plan(plan, sensitivity=args.sensitivity, interval=args.interval, adjacency=args.adjacency)
     curve = _curve_rows(fresh(), args.eps) if args.eps else []
     epsilons = [_epsilon_row(fresh(), d) for d in args.delta or []]
     plan_text = " + ".join(r.describe() for r in plan)
-    record = _record(curve, epsilons, plan_text)
+    record = _record(curve, epsilons, plan_text, args.adjacency)
     if args.json:
         print_json(dict(plan=[dict(mechanism=r.option, values=dict(zip(_MECHANISMS[r.option][0], r.values)),
                                    times=r.times) for r in plan],
-                        sensitivity=args.sensitivity, interval=args.interval, curve=curve, epsilons=epsilons,
+                        sensitivity=args.sensitivity, interval=args.interval, adjacency=args.adjacency,
+                        curve=curve, epsilons=epsilons,
                         record=record))
         return 0
     print(f"plan: {plan_text}")
-    print(f"sensitivity {args.sensitivity:g}; loss grid --interval {args.interval:g}")
+    print(f"sensitivity {args.sensitivity:g}; loss grid --interval {args.interval:g}; adjacency {args.adjacency}")
     print("The true delta lies in [lower, upper] (rounded outward); the eps printed is never below the true one.\n")
     if curve:
         tiny = any(-math.inf < r["log_delta_upper"] < -300 * _LN10 for r in curve)
@@ -257,9 +264,10 @@ def _run(args: argparse.Namespace) -> int:
 
 _DESCRIPTION = """\
 The certified privacy of a release plan: K independent runs of each mechanism given, composed (privacy loss
-distributions on a grid, read off tilted FFTs with every rounding and truncation error bounded). For each
---eps it prints a bracket [lower, upper] that holds the true delta(eps) of the composition (add or remove one
-row, the larger of both orders); for each --delta the least eps whose certified upper end is <= delta, never
+distributions on a grid, read off tilted FFTs with every rounding and truncation error bounded; Gaussian
+runs and randomized response exactly). For each --eps it prints a bracket [lower, upper] that
+holds the true delta(eps) of the composition (--adjacency: by default add or remove one row, the larger of
+both orders); for each --delta the least eps whose certified upper end is <= delta, which is never
 below the true eps.
 
 Mechanisms (repeat an option for several; K runs, default 1):
@@ -293,6 +301,9 @@ def register(sub: Any) -> None:
                    help="how much the query changes with one row, in the units of SIGMA and B (default 1)")
     c.add_argument("--interval", type=float, default=1e-4, metavar="DX",
                    help="the privacy loss grid (default %(default)g); smaller: a narrower bracket, slower")
+    c.add_argument("--adjacency", choices=("add_or_remove", "remove", "add"), default="add_or_remove",
+                   help="which neighbouring datasets: a row added or removed (default: the larger of both), or "
+                        "one of them alone; only the subsampled mechanisms differ")
     c.add_argument("--eps", type=float, nargs="+", default=None, metavar="E",
                    help="print the certified delta bracket at each eps")
     c.add_argument("--delta", type=float, nargs="+", default=None, metavar="D",
