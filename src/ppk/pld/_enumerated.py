@@ -27,7 +27,7 @@ from typing import Any, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .. import _kernels
+from ..baselines import analytic_gaussian_log_delta_bracket
 from ._masses import LD
 from ._tilted_bracket import search_epsilon
 
@@ -173,12 +173,8 @@ class EnumeratedCurve:
         if self.mu == 0:
             return np.full(x.shape, -np.inf, dtype=LD)
         mu = self.mu * (1 + self.mu_slack if upper else 1 - self.mu_slack)
-        curve = _kernels.gaussian_curve(sigma=1.0 / mu, eps=x, sensitivity=1.0)
-        est, up = curve.log_delta.astype(LD), curve.log_delta_upper.astype(LD)
-        if upper:
-            return up
-        with np.errstate(invalid="ignore"):
-            return np.where(np.isfinite(up), est - (up - est), est)
+        lo, up = analytic_gaussian_log_delta_bracket(sigma=1.0 / mu, eps=x)
+        return (up if upper else lo).astype(LD)
 
     def _log_h(self, x: npt.NDArray[np.float64], upper: bool) -> npt.NDArray[np.longdouble]:
         """Certified end of log h(x) at double x (h as in the module; a few u of slack for expm1 and the sum)."""
