@@ -42,18 +42,17 @@ void register_pmfs(py::module_& m) {
           if (n < 0 || n >= kMaxSupport) throw std::invalid_argument("n must be in [0, 2e8)");
           if (!(a > 0) || !(b > 0) || std::isinf(a) || std::isinf(b))
             throw std::invalid_argument("a and b must be finite and > 0");
-          std::vector<ppk::real> ratio(static_cast<std::size_t>(n)), out(ratio.size() + 1);
+          // numpy's own buffer, not zero-filled: the workers' first writes map its pages, in parallel
+          py::array_t<long double> out(static_cast<py::ssize_t>(n) + 1);
+          ppk::real* lw = out.mutable_data();
           run_blocks_interruptible(n, 1 << 14, [&](std::int64_t k0, std::int64_t k1) {
-            for (std::int64_t k = k0; k < k1; ++k) {
-              ratio[k] = ppk::beta_binomial_ratio(n, a, b, k);
-              out[k + 1] = ppk::beta_binomial_log_ratio(n, a, b, k, ratio[k]);
-            }
+            for (std::int64_t k = k0; k < k1; ++k) lw[k + 1] = ppk::beta_binomial_log_ratio(n, a, b, k);
           });
           {
             py::gil_scoped_release release;
-            ppk::log_pmf_from_ratios(ratio, out);
+            ppk::beta_binomial_normalise(n, a, b, ppk::beta_binomial_prefix(n, lw), lw);
           }
-          return to_numpy(std::move(out));
+          return out;
         },
         py::arg("n"), py::arg("a"), py::arg("b"),
         "Normalised log pmf of BetaBinomial(n, a, b) at 0..n (numpy.longdouble), from its ratios.");

@@ -7,6 +7,9 @@
 // Method: the logs of P(X >= k) and P(X <= k) inside the window come from block sums -- the logs of
 // the sums over every block of 32 values and beyond, accumulated from the far end in compensated long
 // double -- plus at most 31 terms of the partial block, so a tail costs O(1) memory per 32 values.
+// The values are exponentiated relative to the mode's once, for the block sums and the moments; a
+// window of 65536 values or more does that, and each of its independent sums, on two threads (a
+// window from Python holds up to the whole support: BetaBinomial(1e6, 2, 3)'s 1e6 values).
 // A binomial window is built here from the counting kernel's pmf (ppk/binom.hpp, Loader's form):
 // the closed-form log-ratio log((N - k) / (k + 1)) + log(p / q) steps outward from the mode,
 // re-anchored every 32 values, until the values fall e^-depth below the mode's; the mass beyond each
@@ -18,6 +21,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <utility>
 #include <vector>
@@ -25,6 +29,7 @@
 #include "ppk/binom.hpp"
 #include "ppk/cancel.hpp"
 #include "ppk/logspace.hpp"
+#include "ppk/parallel.hpp"
 
 namespace ppk {
 
@@ -38,15 +43,16 @@ class NaturalWindow {
     if (lw_.empty()) throw std::invalid_argument("log_pmf must hold at least one value");
     if (static_cast<std::int64_t>(lw_.size()) > kFamilyMaxWindow)
       throw std::invalid_argument("log_pmf holds more than 2e7 values");
-    for (real v : lw_)
-      if (std::isnan(v) || v > 1e-9L) throw std::invalid_argument("log_pmf must hold logs of probabilities");
+    const Scan sc = scan_all();
+    if (!sc.valid) throw std::invalid_argument("log_pmf must hold logs of probabilities");
+    if (sc.mode < 0) throw std::invalid_argument("log_pmf holds no positive probability");
     std::int64_t a = 0, b = size() - 1;
-    while (a <= b && lw_[static_cast<std::size_t>(a)] == -kInf) ++a;
-    while (b >= a && lw_[static_cast<std::size_t>(b)] == -kInf) --b;
-    if (a > b) throw std::invalid_argument("log_pmf holds no positive probability");
+    while (lw_[static_cast<std::size_t>(a)] == -kInf) ++a;
+    while (lw_[static_cast<std::size_t>(b)] == -kInf) --b;
     first_ = a;
     last_ = b;
-    summarise();
+    max_abs_ = sc.max_abs;
+    summarise(sc.mode);
   }
 
   // Bin(N, p) on every k within e^-depth of the mode's value (p in [0, 1]; N = 0 or p in {0, 1}: a point).
@@ -90,58 +96,138 @@ class NaturalWindow {
     return top + std::log(s.value());
   }
 
-  // moments (about the mode, in long double) and the block sums, in one pass each way
-  void summarise() {
-    std::int64_t mode = first_;
-    for (std::int64_t i = first_; i <= last_; ++i) {
-      if (lw(i) > lw(mode)) mode = i;
-      if (lw(i) > -kInf) max_abs_ = std::max(max_abs_, std::fabs(lw(i)));
+  // Windows of this many values and more are summarised on two threads (run_both): each value's
+  // exp, the costliest step, is independent of the others, and so is each compensated sum of the
+  // others, so the split changes no bit.  Below it a thread costs more than it saves.
+  static constexpr std::int64_t kTwoThreads = std::int64_t(1) << 16;
+
+  struct Scan {
+    bool valid = true;
+    std::int64_t mode = -1;   // the first index of the largest value > -inf (-1: none)
+    real max_abs = 0;         // the largest |log w| of a value > -inf
+  };
+
+  Scan scan(std::int64_t i0, std::int64_t i1) const {
+    Scan sc;
+    for (std::int64_t i = i0; i < i1; ++i) {
+      if ((i & 1023) == 0) poll_cancel();
+      const real v = lw(i);
+      if (std::isnan(v) || v > 1e-9L) sc.valid = false;
+      if (v == -kInf) continue;
+      if (sc.mode < 0 || v > lw(sc.mode)) sc.mode = i;
+      sc.max_abs = std::max(sc.max_abs, std::fabs(v));
     }
-    CompensatedSum s0, s1, s2;
+    return sc;
+  }
+
+  // the checks, the mode and max |log w| in one pass (halves joined: the left's mode wins a tie)
+  Scan scan_all() const {
+    const std::int64_t mid = size() / 2;
+    Scan left, right;
+    run_both(size() >= kTwoThreads, [&] { left = scan(0, mid); }, [&] { right = scan(mid, size()); });
+    if (!left.valid || !right.valid) return Scan{false, -1, 0};
+    if (left.mode < 0 || (right.mode >= 0 && lw(right.mode) > lw(left.mode))) left.mode = right.mode;
+    left.max_abs = std::max(left.max_abs, right.max_abs);
+    return left;
+  }
+
+  // moments (about the mode, in long double) and the block sums
+  void summarise(std::int64_t mode) {
     // every value relative to the mode's, exponentiated once: the moments and, when no value lies beyond
-    // the long-double range below the mode (a window's usual case), the block sums too
-    std::vector<real> rel(lw_.size(), 0);
-    bool in_range = true;
-    for (std::int64_t i = first_; i <= last_; ++i) {
-      const real d = lw(i) - lw(mode);
-      if (d > -kInf && d < -11000) in_range = false;
-      const real e = std::exp(d), x = static_cast<real>(i - mode);
-      rel[static_cast<std::size_t>(i)] = e;
-      s0.add(e);
-      s1.add(e * x);
-      s2.add(e * x * x);
-    }
-    const real m1 = s1.value() / s0.value();
-    mean_ = static_cast<real>(offset_ + mode) + m1;
-    var_ = std::max<real>(0, s2.value() / s0.value() - m1 * m1);
+    // the long-double range below the mode (a window's usual case), the block sums too.  (Not
+    // zero-filled up front: each thread's first write maps its half's pages.)
+    std::unique_ptr<real[]> rel_buffer(new real[static_cast<std::size_t>(size())]);
+    real* rel = rel_buffer.get();
+    std::fill(rel, rel + first_, real(0));
+    std::fill(rel + last_ + 1, rel + size(), real(0));
+    const bool two = size() >= kTwoThreads;
+    const std::int64_t mid = first_ + (last_ - first_ + 1) / 2;
+    bool in_left = true, in_right = true;
+    const real top = lw(mode);
+    // (the loops below read and add into locals: a sum held through a reference could alias rel[], and
+    // would be stored and reloaded at every term)
+    auto exps = [&](std::int64_t i0, std::int64_t i1, bool& in_range) {
+      for (std::int64_t i = i0; i < i1; ++i) {
+        if ((i & 1023) == 0) poll_cancel();
+        const real d = lw(i) - top;
+        if (d > -kInf && d < -11000) in_range = false;
+        rel[i] = std::exp(d);
+      }
+    };
+    run_both(two, [&] { exps(first_, mid, in_left); }, [&] { exps(mid, last_ + 1, in_right); });
     const std::int64_t blocks = (size() + kBlock - 1) / kBlock;
     suffix_.assign(static_cast<std::size_t>(blocks), -kInf);
     prefix_.assign(static_cast<std::size_t>(blocks), -kInf);
-    if (in_range) {   // sums of positive terms relative to the mode: compensated, ~1e-19 relative each
-      const real top = lw(mode);
-      CompensatedSum up, down;
-      for (std::int64_t b = blocks - 1; b >= 0; --b) {
-        for (std::int64_t j = std::min(size(), (b + 1) * kBlock) - 1; j >= b * kBlock; --j)
-          up.add(rel[static_cast<std::size_t>(j)]);
-        suffix_[static_cast<std::size_t>(b)] = up.value() > 0 ? top + std::log(up.value()) : -kInf;
-      }
-      for (std::int64_t b = 0; b < blocks; ++b) {
-        for (std::int64_t j = b * kBlock; j < std::min(size(), (b + 1) * kBlock); ++j)
-          down.add(rel[static_cast<std::size_t>(j)]);
-        prefix_[static_cast<std::size_t>(b)] = down.value() > 0 ? top + std::log(down.value()) : -kInf;
-      }
-      return;
-    }
-    LogAccumulator up, down;
-    for (std::int64_t b = blocks - 1; b >= 0; --b) {
+    // independent compensated sums, each in its own fixed order: s1 and the prefix sums on one thread,
+    // s0, s2 and the suffix sums on the other.  Sums of positive terms relative to the mode: ~1e-19
+    // relative each; else the block sums from the logs
+    const bool in_range = in_left && in_right;
+    CompensatedSum s0, s1, s2;
+    run_both(
+        two,
+        [&] {
+          CompensatedSum t1;
+          for (std::int64_t i = first_; i <= last_; ++i) {
+            if ((i & 1023) == 0) poll_cancel();
+            t1.add(rel[i] * static_cast<real>(i - mode));
+          }
+          s1 = t1;
+          if (in_range) {
+            rel_block_sums(rel, top, +1);
+          } else {
+            log_block_sums(+1);
+          }
+        },
+        [&] {
+          CompensatedSum t0, t2;
+          for (std::int64_t i = first_; i <= last_; ++i) {
+            if ((i & 1023) == 0) poll_cancel();
+            const real e = rel[i], x = static_cast<real>(i - mode);
+            t0.add(e);
+            t2.add(e * x * x);
+          }
+          s0 = t0;
+          s2 = t2;
+          if (in_range) {
+            rel_block_sums(rel, top, -1);
+          } else {
+            log_block_sums(-1);
+          }
+        });
+    const real m1 = s1.value() / s0.value();
+    mean_ = static_cast<real>(offset_ + mode) + m1;
+    var_ = std::max<real>(0, s2.value() / s0.value() - m1 * m1);
+  }
+
+  // the block sums from the values relative to the mode's: prefix_ (dir = +1) or suffix_ (dir = -1)
+  void rel_block_sums(const real* rel, real top, int dir) {
+    const std::int64_t blocks = static_cast<std::int64_t>(prefix_.size());
+    CompensatedSum s;
+    for (std::int64_t n = 0; n < blocks; ++n) {
       poll_cancel();
-      for (std::int64_t j = std::min(size(), (b + 1) * kBlock) - 1; j >= b * kBlock; --j) up.add(lw(j));
-      suffix_[static_cast<std::size_t>(b)] = up.log_value();
+      const std::int64_t b = dir > 0 ? n : blocks - 1 - n, j0 = b * kBlock, j1 = std::min(size(), j0 + kBlock);
+      if (dir > 0) {
+        for (std::int64_t j = j0; j < j1; ++j) s.add(rel[j]);
+      } else {
+        for (std::int64_t j = j1 - 1; j >= j0; --j) s.add(rel[j]);
+      }
+      (dir > 0 ? prefix_ : suffix_)[static_cast<std::size_t>(b)] = s.value() > 0 ? top + std::log(s.value()) : -kInf;
     }
-    for (std::int64_t b = 0; b < blocks; ++b) {
+  }
+
+  // ... or from the logs themselves, when some value lies beyond the long-double range below the mode's
+  void log_block_sums(int dir) {
+    const std::int64_t blocks = static_cast<std::int64_t>(prefix_.size());
+    LogAccumulator s;
+    for (std::int64_t n = 0; n < blocks; ++n) {
       poll_cancel();
-      for (std::int64_t j = b * kBlock; j < std::min(size(), (b + 1) * kBlock); ++j) down.add(lw(j));
-      prefix_[static_cast<std::size_t>(b)] = down.log_value();
+      const std::int64_t b = dir > 0 ? n : blocks - 1 - n, j0 = b * kBlock, j1 = std::min(size(), j0 + kBlock);
+      if (dir > 0) {
+        for (std::int64_t j = j0; j < j1; ++j) s.add(lw(j));
+      } else {
+        for (std::int64_t j = j1 - 1; j >= j0; --j) s.add(lw(j));
+      }
+      (dir > 0 ? prefix_ : suffix_)[static_cast<std::size_t>(b)] = s.log_value();
     }
   }
 
