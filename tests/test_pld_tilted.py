@@ -177,3 +177,14 @@ def test_atoms_on_bucket_edges_keep_the_lower_end_tight(tilted):
     assert exact[-1] < -100
     assert np.all(lo <= exact) and np.all(exact <= up), (lo - exact, up - exact)
     assert np.all(up - lo < math.log1p(0.01)), up - lo
+
+
+def test_a_delta_below_the_mass_at_infinity_is_refused_without_a_search():
+    # the subsampled leaf's tails beyond e^-50 count as infinite loss: 3000 runs put ~e^-57 there, so no eps
+    # reaches 1e-50 -- answered from that mass (no tilt built; it once walked out over a dozen tilts)
+    plan = PLD.from_gaussian_mechanism(2.0, sampling_prob=0.01, value_discretization_interval=1e-4).self_compose(3000)
+    assert plan.get_epsilon_for_delta(1e-50) == math.inf
+    curve = plan._curve()
+    assert all(not o.upper_tilts for o in curve.orders)
+    assert max(float(o.log_inf_up) for o in curve.orders) > math.log(1e-50)
+    assert plan.log_delta_bracket(40.0)[1] > math.log(1e-50)        # the upper end there says the same

@@ -298,7 +298,7 @@ class PlanCurve:
 
     def epsilon_bracket(self, log_delta: float) -> tuple[float, float]:
         """(lo, hi) around the smallest eps whose certified upper end is <= e^log_delta, hi - lo within 1e-13 of
-        hi; (0, 0) when eps = 0 reaches it, (x, x) with x past the largest finite loss when nothing does.
+        hi; (0, 0) when eps = 0 reaches it, (inf, inf) when no eps does.
         Searched in log delta from the saddle-point guess (ppk._search.smallest_feasible_near): the tilts
         built are the answer's and its neighbours', not those of every point a search from 0 would visit."""
         o = self.orders[0]
@@ -306,7 +306,8 @@ class PlanCurve:
         upper = max(reach + 1.0, 1.0) * self.dx
         guess = max(oc.eps_guess(log_delta) for oc in self.orders)
         return search_epsilon(lambda e: self.log_upper(np.array([e], dtype=np.float64))[0], log_delta,
-                              guess=guess, step=0.25 * o.sd * self.dx, upper=upper)
+                              guess=guess, step=0.25 * o.sd * self.dx, upper=upper,
+                              floor=max(float(oc.log_inf_up) for oc in self.orders))
 
     def log_upper(self, eps: npt.NDArray[np.float64]) -> npt.NDArray[np.longdouble]:
         return np.minimum(np.max([o.log_upper(eps) for o in self.orders], axis=0), LD(0))
@@ -318,11 +319,16 @@ class PlanCurve:
         return np.minimum(lo, up), up
 
 
-def search_epsilon(log_upper: Any, log_delta: float, *, guess: float, step: float, upper: float) -> tuple[float, float]:
+def search_epsilon(log_upper: Any, log_delta: float, *, guess: float, step: float, upper: float,
+                   floor: float) -> tuple[float, float]:
     """The search of a plan reader's ``epsilon_bracket``, shared by every reader: the smallest eps in [0, upper]
     whose ``log_upper(eps)`` is at most log_delta lowered by a few ulps (so that it passes in delta too, where
     the caller checks), to 1e-13 of itself, bracketed outwards from ``guess``; log delta is smooth where delta
-    is not, so this takes a handful of reads.  Returns (lower, x); (upper, upper) when nothing is feasible."""
+    is not, so this takes a handful of reads.  Returns (lower, x); (inf, inf) when nothing in [0, upper] is
+    feasible, at once when the upper end's least value ``floor`` (its mass at +inf, in it at every eps) exceeds
+    the target."""
     target = log_target(math.exp(log_delta)) if log_delta > -745.0 else log_delta
+    if floor > target:
+        return math.inf, math.inf
     found = smallest_feasible_near(lambda e: float(log_upper(e)) - target, guess, step, upper=upper, rtol=1e-13)
-    return (upper, upper) if found is None else (found.lower, found.x)
+    return (math.inf, math.inf) if found is None else (found.lower, found.x)

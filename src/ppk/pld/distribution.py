@@ -428,6 +428,8 @@ class PrivacyLossDistribution:
             hi = (k_max + 1) * self.value_discretization_interval
         else:   # a plan's losses reach far: its curve brackets eps (0 included) from a guess, or in closed form
             lo, hi = curve.epsilon_bracket(math.log(delta))
+            if hi == math.inf:     # the curve's mass at +inf alone exceeds delta
+                return math.inf
             f0 = excess(lo)
             if hi == 0.0 or f0 <= 0:   # (a subnormal delta: both ends evaluate feasible; the smaller is)
                 return lo
