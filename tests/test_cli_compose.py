@@ -85,8 +85,11 @@ def test_adjacency_reaches_the_subsampled_builders(adjacency, capsys):
     argv = ["compose", "--subsampled-gaussian", "2:0.01x1000", "--adjacency", adjacency, "--eps", "1.34", "--json"]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
+    from ppk.cli._compose import _SUBSAMPLED_TAILS     # the CLI cuts the tails deeper than the API's default
     pld = ppk.PrivacyLossDistribution.from_gaussian_mechanism(2.0, sampling_prob=0.01, adjacency=adjacency,
-                                                              value_discretization_interval=1e-4).self_compose(1000)
+                                                              value_discretization_interval=1e-4,
+                                                              log_mass_truncation_bound=_SUBSAMPLED_TAILS
+                                                              ).self_compose(1000)
     both = ppk.PrivacyLossDistribution.from_gaussian_mechanism(2.0, sampling_prob=0.01,
                                                                value_discretization_interval=1e-4).self_compose(1000)
     (row,) = out["curve"]
@@ -95,6 +98,16 @@ def test_adjacency_reaches_the_subsampled_builders(adjacency, capsys):
     if adjacency == "add":      # e^-43.4 against the remove order's e^-33.7
         assert row["log_delta_upper"] < both.log_delta_bracket(1.34)[1] - 9
     assert f"{adjacency} one row" in out["record"]["attacker"]["text"]
+
+
+def test_the_subsampled_tails_reach_far_below_the_apis_default(capsys):
+    # at the API's e^-50 cut, 3000 steps put ~e^-57 at infinite loss and no eps reaches 1e-50; the CLI cuts deeper
+    api = ppk.PrivacyLossDistribution.from_gaussian_mechanism(2.0, sampling_prob=0.01,
+                                                              value_discretization_interval=1e-4).self_compose(3000)
+    assert api.get_epsilon_for_delta(1e-50) == math.inf
+    assert main(["compose", "--subsampled-gaussian", "2:0.01x3000", "--delta", "1e-50", "--json"]) == 0
+    (row,) = json.loads(capsys.readouterr().out)["epsilons"]
+    assert 4.6 < row["eps"] < 4.7 and row["at_eps_delta_upper"] <= 1e-50
 
 
 def test_a_delta_below_the_float_range_is_printed_from_its_log(capsys):
