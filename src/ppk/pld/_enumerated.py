@@ -239,7 +239,7 @@ class EnumeratedCurve:
         reach = max(float(np.max(c.loss)) for c, _ in self.orders)
         upper = max(reach, 0.0) + self.mu ** 2 / 2 + self.mu * math.sqrt(2 * (max(-log_delta, 1.0) + 50)) + 1.0
         return search_epsilon(lambda e: self.log_upper(np.array([e], dtype=np.float64))[0], log_delta,
-                              guess=guess, step=0.25 * sd, upper=upper)
+                              guess=guess, step=0.25 * sd, upper=upper, floor=max(float(inf[1]) for _, inf in self.orders))
 
 
 def _symmetric(leaf: Any) -> bool:
