@@ -19,9 +19,9 @@ PLD = ppk.PrivacyLossDistribution
 mp.mp.dps = 50
 
 
-def _gauss_term(p, q, x, mu):
-    """E_P[(p - q e^(eps) e^(-L_G))_+]-style term of one outcome whose loss makes eps - loss = x, mass p:
-    p delta_G(x) by the closed form (mu = 0: the step (1 - e^x)_+)."""
+def _gauss_term(p, x, mu):
+    """An outcome of P-mass p whose loss makes eps - loss = x, run with the Gaussian of mu: p delta_G(x) by the
+    closed form (mu = 0: the step p (1 - e^x)_+)."""
     if mu == 0:
         return p * (1 - mp.exp(x)) if x < 0 else mp.mpf(0)
     mu = mp.mpf(mu)
@@ -46,7 +46,7 @@ def _brute_log_delta(leaves, mu, eps):
             if qt == 0:
                 total += pt      # loss +inf: P-mass counts in full
                 continue
-            total += _gauss_term(pt, qt, mp.mpf(eps) - mp.log(pt / qt), mu)
+            total += _gauss_term(pt, mp.mpf(eps) - mp.log(pt / qt), mu)
         best = max(best, mp.log(total) if total > 0 else -mp.inf)
     return float(best)
 
@@ -89,7 +89,7 @@ def _rr_log_delta(eps0, k, mu, eps):
     total = mp.mpf(0)
     for a in range(k + 1):
         mass = mp.binomial(k, a) * pe ** a * (1 - pe) ** (k - a)
-        total += _gauss_term(mass, None, mp.mpf(eps) - (2 * a - k) * mp.mpf(eps0), mu)
+        total += _gauss_term(mass, mp.mpf(eps) - (2 * a - k) * mp.mpf(eps0), mu)
     return mp.log(total)
 
 

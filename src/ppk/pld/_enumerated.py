@@ -162,9 +162,7 @@ class EnumeratedCurve:
                 p, q = leaf._finite_pair if order == 0 else leaf._finite_pair[::-1]
                 mine = _leaf_classes(p, q, k)
                 classes = mine if classes is None else classes.times(mine)
-            if classes is None:   # no finite leaf: the Gaussian alone, one class of mass 1 and loss 0
-                zero, one = np.zeros(1, dtype=LD), np.zeros(1)
-                classes = _Classes(zero, zero, zero, one * 0, one * 0, one * 0)
+            assert classes is not None, "a plan of Gaussians alone is read in closed form (ppk.pld._plan)"
             self.orders.append((classes, _log_infinity(factors, order)))
 
     # ---------------------------------------------------------------- h, in logs
@@ -233,8 +231,9 @@ class EnumeratedCurve:
         mass = np.exp(classes.log_p.astype(np.float64))
         loss = classes.loss.astype(np.float64)
         total = max(float(mass.sum()), 1e-300)
-        mean = float(mass @ loss) / total + self.mu ** 2 / 2
+        mean = float(mass @ loss) / total           # the classes' loss; the Gaussian's has mean mu^2/2, variance mu^2
         sd = math.sqrt(max(float(mass @ (loss - mean) ** 2) / total, 0.0) + self.mu ** 2) + 1e-3
+        mean += self.mu ** 2 / 2
         guess = mean + sd * math.sqrt(2 * max(-log_delta, 1.0))
         reach = max(float(np.max(c.loss)) for c, _ in self.orders)
         upper = max(reach, 0.0) + self.mu ** 2 / 2 + self.mu * math.sqrt(2 * (max(-log_delta, 1.0) + 50)) + 1.0

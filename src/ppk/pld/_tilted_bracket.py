@@ -164,7 +164,8 @@ def _label_offset(b: Any, order: int, dx: float) -> float:
         return 0.0
     k = (b.offset + np.arange(b.p.size))[both]
     off = k - ((lp[both] - lq[both]) / LD(dx)).astype(np.float64)
-    w = np.exp((lp if order == 0 else lq)[both] - np.max((lp if order == 0 else lq)[both])).astype(np.float64)
+    log_w = (lp if order == 0 else lq)[both]
+    w = np.exp(log_w - np.max(log_w)).astype(np.float64)
     return float(np.sum(w * off) / np.sum(w)) * (1.0 if order == 0 else -1.0)
 
 
@@ -267,8 +268,9 @@ class _OrderCurve:
         if at0 <= log_delta:
             return max(eps0, 0.0)
         lo, hi = 0.0, self.t_max
-        if log_delta_at(hi)[1] > log_delta:
-            return log_delta_at(hi)[0]
+        eps_max, at_max = log_delta_at(hi)
+        if at_max > log_delta:       # beyond the largest tilt: start there
+            return eps_max
         for _ in range(60):      # bisection on the decreasing log delta(t), to a hundredth of the tilt
             mid = 0.5 * (lo + hi)
             if log_delta_at(mid)[1] > log_delta:

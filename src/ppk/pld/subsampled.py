@@ -10,9 +10,9 @@ scale sigma (b) and sensitivity s, dp_accounting's pairs (mu_upper, mu_lower) ar
 So one pair (P, Q) has H(P || Q) = delta_remove and H(Q || P) = delta_add.  ``"add_or_remove"`` (the
 default) is the remove pair reported as the larger of its two orders, max(delta_remove, delta_add), as
 dp_accounting does.  ``"remove"`` and ``"add"`` alone are *one-sided* PLDs: the pair oriented so that
-``mass_upper`` is dp_accounting's mu_upper of that adjacency, and only H(P || Q) reported.  Composition keeps
-a PLD one-sided only when every part is one-sided (or symmetric, a Gaussian mechanism): otherwise both
-orders of the composed pair are read, never less than either.
+``mass_upper`` is dp_accounting's mu_upper of that adjacency, and only H(P || Q) reported.  A plan stays
+one-sided when every leaf is one-sided or symmetric (a Gaussian mechanism), an eager composition when both
+parts are one-sided: otherwise both orders of the composed pair are read, never less than either.
 
 The loss of the remove pair is L = log(1 - q + q e^l), l the loss of the unsubsampled pair; L is monotone
 in the output, so every bucket edge k Delta is one output value, in closed form, and the bucket masses
