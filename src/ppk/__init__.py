@@ -3,7 +3,8 @@
 The attacker knows only some rows of the database; the rows they do not know act as natural
 noise.  Every release ppk models is a privacy curve delta(eps) -- a count (:class:`CountingQuery`),
 any natural plus any added noise (:class:`NoisyQuery`, the laws of :mod:`ppk.noise`), a histogram
-(:class:`HistogramQuery`), counts over overlapping groups (:class:`OverlappingCounts`) -- and on that
+(:class:`HistogramQuery`), counts over overlapping groups (:class:`OverlappingCounts`), a whole plan of
+counts over one table (:class:`TablePlan`) -- and on that
 one protocol ppk finds the least noise (:func:`calibrate`, one :class:`Calibration`; the thesis's
 :func:`alg1` and :func:`alg2`), releases (:func:`release`), composes (:class:`PrivacyLossDistribution`,
 :class:`Accountant`) and draws (:func:`plot_privacy_curve`).  docs/architecture.md shows the house.
@@ -36,6 +37,7 @@ if TYPE_CHECKING:   # for type checkers and IDEs; at run time these load on firs
     from .pld import Accountant, PrivacyLossDistribution
     from .release import Release, release
     from .shuffle import ShuffledRandomizedResponse
+    from .table_plan import TablePlan
 
 #: Each public name -> the submodule that defines it.  Nothing loads before a name is used, so
 #: ``import ppk`` and ``ppk --version`` load neither numpy nor the C++ core (docs/architecture.md).
@@ -46,7 +48,7 @@ _EXPORTS = {
     "alg1": "algorithm1", "alg2": "algorithm2", "release": "release", "Release": "release",
     "PrivacyLossDistribution": "pld", "Accountant": "pld", "plot_privacy_curve": "plotting",
     "InsecureRandomnessWarning": "_random", "ExposureWarning": "overlapping",
-    "ShuffledRandomizedResponse": "shuffle",
+    "ShuffledRandomizedResponse": "shuffle", "TablePlan": "table_plan",
 }
 
 __all__ = [*_EXPORTS, "noise", "__version__"]
