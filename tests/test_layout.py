@@ -94,7 +94,7 @@ def test_no_comment_cites_an_absent_specification():
 #: curve too), the laws, the PLD internals, the Gaussian mechanism's own curve, and the related papers with a
 #: kernel of their own (the privacy-at-risk sensitivity, the shuffle clone bound).  Everything else reaches numbers
 #: through a query.
-KERNEL_CALLERS = {"counting.py", "noisy_query.py", "_family.py", "histogram.py",
+KERNEL_CALLERS = {"counting.py", "noisy_query.py", "_family.py", "histogram.py", "_pair_bound.py",
                   "_histogram_noiseless.py", "baselines.py",
                   "hypergeom.py", "noise/natural.py", "noise/added.py", "noise/window.py", "noise/_convolve.py",
                   "pld/_convolution.py", "pld/mechanisms.py", "pld/subsampled.py", "related/risk/sensitivity.py",

@@ -338,6 +338,24 @@ _add("ppk.HistogramQuery.dp_scale", _method(_histogram, "dp_scale"), eps=0.5, de
 _add("ppk.HistogramQuery.epsilon", _method(_histogram, "epsilon"), delta=1e-6, rtol=1e-10)
 _add("ppk.HistogramQuery.worst_case", ppk.HistogramQuery.worst_case, n=1000, known=500, categories=4, min_prob=0.1,
      sigma=2.0, rtol=1e-3)
+# ppk: a release plan over one table
+def _plan(**kw):
+    return ppk.TablePlan(**{**dict(n=1000, known=500, probs={"a": 0.2, "b": 0.3, "c": 0.5},
+                                   counts=[(("a", "b"), 2.0), (("a",), 1.0)]), **kw})
+
+
+_add("ppk.TablePlan", ppk.TablePlan, n=1000, known=500, probs={"a": 0.2, "b": 0.3, "c": 0.5},
+     counts=[(("a", "b"), 2.0), (("a",), 1.0)], rtol=1e-3, max_evaluations=2000)
+for _m in ("delta", "delta_upper", "log_delta", "log_delta_upper", "delta_bracket", "log_delta_bracket"):
+    _add(f"ppk.TablePlan.{_m}", _method(_plan, _m), eps=0.5)
+_add("ppk.TablePlan.with_scale", _method(_plan, "with_scale"), scale=3.0)
+_add("ppk.TablePlan.dp_scale", _method(_plan, "dp_scale"), eps=0.5, delta=1e-6)
+_add("ppk.TablePlan.epsilon", _method(_plan, "epsilon"), delta=1e-6, rtol=1e-10)
+_add("ppk.TablePlan.histogram", ppk.TablePlan.histogram, n=1000, known=500, probs=[0.2, 0.3, 0.5], sigma=2.0,
+     rtol=1e-3)
+_add("ppk.table_plan.histogram_counts", ppk.table_plan.histogram_counts, categories=["a", "b"], sigma=1.0)
+_add("ppk.table_plan.marginal_counts", ppk.table_plan.marginal_counts, categories=[("a", 1), ("b", 2)],
+     position=0, sigma=1.0)
 _add("ppk.release (histogram)", lambda **kw: ppk.release(**kw), counts=[200, 300, 500], known=500,
      probs=[0.2, 0.3, 0.5], eps=1.0, delta=1e-6, rng=1)
 _add("ppk.release (histogram, min_prob)", lambda **kw: ppk.release(counts=[200, 300, 500], known=500, eps=1.0,
@@ -604,6 +622,8 @@ SKIPPED: dict[str, str] = {
     "ppk.CountingQuery.without_natural_noise": "no parameters",
     "ppk.NoisyQuery.without_natural_noise": "no parameters",
     "ppk.HistogramQuery.without_natural_noise": "no parameters",
+    "ppk.TablePlan.without_natural_noise": "no parameters",
+    "ppk.TablePlan.pairs": "no parameters",
     "ppk.OverlappingCounts.without_natural_noise": "no parameters",
     "ppk.related.risk.sensitivity.EmpiricalSensitivity.max": "no parameters",
     "ppk.related.risk.sensitivity.Count": "no parameters (probed through sample_sensitivities)",

@@ -56,18 +56,38 @@ Category = Hashable
 Count = tuple[Iterable[Category], float]
 
 
+def _collection(name: str, value) -> list:
+    if isinstance(value, (str, bytes)) or not isinstance(value, Iterable) or (
+            isinstance(value, np.ndarray) and value.ndim == 0):
+        raise TypeError(f"{name} must be a collection of categories (a list, tuple or dict), got {value!r}")
+    return list(value)
+
+
 def histogram_counts(categories: Iterable[Category], *, sigma: float) -> list[tuple[tuple[Category], float]]:
     """One count per category, each with Gaussian noise ``sigma`` (counts): a histogram, as plan counts."""
-    return [((c,), sigma) for c in categories]
+    sigma = real("sigma", sigma, minimum=0.0)
+    return [((c,), sigma) for c in _collection("categories", categories)]
 
 
 def marginal_counts(categories: Iterable[tuple], *, position: int, sigma: float) -> list[tuple[tuple, float]]:
     """The histogram of one column of a cross-tab: categories are tuples of the columns' values, and each
     distinct value at ``position`` gets one count over every category holding it (noise ``sigma``)."""
+    sigma = real("sigma", sigma, minimum=0.0)
+    position = integer("position", position, minimum=0)
     groups: dict = {}
-    for c in categories:
+    for c in _collection("categories", categories):
+        if not isinstance(c, tuple) or position >= len(c):
+            raise ValueError(f"categories must be tuples of the columns' values with an entry at position {position}, "
+                             f"got {c!r}")
         groups.setdefault(c[position], []).append(c)
     return [(tuple(cats), sigma) for cats in groups.values()]
+
+
+def _precision(sigma: float) -> float:
+    """``1 / sigma^2``; ``inf`` for no noise, and for a sigma so small that its square underflows (less noise
+    than the double range holds: counted as none, which is pessimistic)."""
+    square = sigma * sigma
+    return math.inf if square == 0 else 1.0 / square
 
 
 class TablePlan(BracketedCurve):
@@ -115,16 +135,7 @@ class TablePlan(BracketedCurve):
         self.known = integer("known", known, minimum=0)
         if self.known >= self.n:
             raise ValueError(f"known must be < n (the challenge row is unknown), got known={self.known}, n={self.n}")
-        if isinstance(probs, Mapping):
-            categories = list(probs.keys())
-            values = list(probs.values())
-        else:
-            values = list(probs) if not isinstance(probs, (str, bytes)) else [probs]
-            categories = list(range(len(values)))
-        if len(categories) > MAX_PLAN_CATEGORIES:
-            raise ValueError(f"probs lists {len(categories)} categories; a plan takes at most {MAX_PLAN_CATEGORIES}")
-        self.categories: tuple = tuple(categories)
-        self.probs = probabilities("probs", values)
+        self.categories, self.probs = _belief(probs)
         index = {c: i for i, c in enumerate(self.categories)}
         if isinstance(counts, (str, bytes)) or not isinstance(counts, Sequence):
             raise TypeError("counts must be a list of (categories, sigma) pairs")
@@ -161,7 +172,7 @@ class TablePlan(BracketedCurve):
     def histogram(cls, *, n: int, known: int, probs: Mapping[Category, float] | Sequence[float], sigma: float,
                   rtol: float = 1e-3) -> "TablePlan":
         """The plan of one count per category, each with noise ``sigma``: :class:`ppk.HistogramQuery`'s release."""
-        categories = list(probs.keys()) if isinstance(probs, Mapping) else list(range(len(probs)))
+        categories, _ = _belief(probs)
         return cls(n=n, known=known, probs=probs, counts=histogram_counts(categories, sigma=sigma), rtol=rtol)
 
     def __repr__(self) -> str:
@@ -261,7 +272,9 @@ class TablePlan(BracketedCurve):
         precision: dict[frozenset, float] = {}
         for s, sigma in zip(self.count_sets, self.sigmas):
             if len(s) < k:   # a count over every category never moves
-                precision[s] = precision.get(s, 0.0) + (math.inf if sigma == 0 else 1.0 / (sigma * sigma))
+                if sigma > 0 and sigma * sigma == 0:
+                    continue   # counted as noiseless for the upper end; a lower end may leave it out
+                precision[s] = precision.get(s, 0.0) + _precision(sigma)
         candidates = []
         for s, prec in precision.items():
             p = min(math.fsum(self.probs[i] for i in s), 1.0)
@@ -291,6 +304,18 @@ class TablePlan(BracketedCurve):
         return lower.reshape(shape), upper.reshape(shape), scalar
 
 
+def _belief(probs) -> tuple[tuple, tuple[float, ...]]:
+    """(categories, probabilities) of ``probs``: a mapping's keys, or ``0, 1, ...`` for a sequence."""
+    if isinstance(probs, Mapping):
+        if len(probs) > MAX_PLAN_CATEGORIES:
+            raise ValueError(f"probs lists {len(probs)} categories; a plan takes at most {MAX_PLAN_CATEGORIES}")
+        return tuple(probs.keys()), probabilities("probs", list(probs.values()))
+    values = probabilities("probs", probs)
+    if len(values) > MAX_PLAN_CATEGORIES:
+        raise ValueError(f"probs lists {len(values)} categories; a plan takes at most {MAX_PLAN_CATEGORIES}")
+    return tuple(range(len(values))), values
+
+
 def _dominant_pairs(probs: Sequence[float], sets: Sequence[frozenset],
                     sigmas: Sequence[float]) -> list[tuple[int, int, float]]:
     """The pairs ``(a, b, sigma_eff)`` with ``a < b`` that the plan tells apart and no other pair dominates.
@@ -305,7 +330,7 @@ def _dominant_pairs(probs: Sequence[float], sets: Sequence[frozenset],
         inside = np.zeros(k, dtype=bool)
         inside[list(s)] = True
         separates = inside[:, None] != inside[None, :]
-        w[separates] += math.inf if sigma == 0 else 1.0 / (sigma * sigma)
+        w[separates] += _precision(sigma)
     a_idx, b_idx = np.triu_indices(k, 1)
     weights = w[a_idx, b_idx]
     told = weights > 0
