@@ -356,6 +356,26 @@ _add("ppk.TablePlan.histogram", ppk.TablePlan.histogram, n=1000, known=500, prob
 _add("ppk.table_plan.histogram_counts", ppk.table_plan.histogram_counts, categories=["a", "b"], sigma=1.0)
 _add("ppk.table_plan.marginal_counts", ppk.table_plan.marginal_counts, categories=[("a", 1), ("b", 2)],
      position=0, sigma=1.0)
+# ppk: the steward's ledger (each probe gets a fresh file: a probe must not see another's releases)
+def _ledger_entry():
+    return dict(eps=1.0, delta=1e-7, delta_sampler=1e-57, mechanisms=[dict(kind="gaussian", sigma=3.0, sensitivity=1.0)])
+
+
+def _fresh_ledger_path() -> str:
+    return tempfile.mktemp(dir=_TMP, suffix=".json")
+
+
+def _ledger(**kw):
+    import ppk.ledger
+    return ppk.ledger.Ledger.open(_fresh_ledger_path(), **{**dict(eps=3.0, delta=1e-6), **kw})
+
+
+_add("ppk.ledger.Ledger", lambda **kw: ppk.ledger.Ledger(_fresh_ledger_path(), **kw), eps=3.0, delta=1e-6,
+     entries=[])
+_add("ppk.ledger.Ledger.open", lambda **kw: _ledger(**kw), eps=3.0, delta=1e-6)
+_add("ppk.ledger.Ledger.admit", lambda **kw: _ledger().admit(**kw), entry=_ledger_entry())
+_add("ppk.ledger.Ledger.append", lambda **kw: _ledger().append(**kw), entry=_ledger_entry())
+_add("ppk.ledger.Ledger.spent", lambda **kw: _ledger().spent(**kw), extra=[_ledger_entry()])
 _add("ppk.release (histogram)", lambda **kw: ppk.release(**kw), counts=[200, 300, 500], known=500,
      probs=[0.2, 0.3, 0.5], eps=1.0, delta=1e-6, rng=1)
 _add("ppk.release (histogram, min_prob)", lambda **kw: ppk.release(counts=[200, 300, 500], known=500, eps=1.0,
@@ -601,6 +621,7 @@ SKIPPED: dict[str, str] = {
     "ppk.ExposureWarning": "a warning class",
     "ppk.baselines.NotDifferentiallyPrivateWarning": "a warning class",
     "ppk.evaluation.SweepInterrupted": "an exception ppk raises with the rows it finished",
+    "ppk.ledger.LedgerRefusal": "an exception ppk raises when a ledger's budget cannot pay for a release",
     # records ppk fills from validated values: users read them, ppk builds them
     "ppk.algorithm2.Alg2Result": "result record built by alg2",
     "ppk.Release": "result record built by release",
@@ -653,6 +674,8 @@ NOT_PROBED: dict[tuple[str, str], str] = {
     **{(name, "out_dir"): "an output folder: probing paths would write into the working directory"
        for name in CATALOG if name.startswith(("ppk.figures.", "ppk.related.risk.figures.", "ppk.evaluation.evaluate"))},
     ("ppk.evaluation.write_csv", "path"): "an output path",
+    ("ppk.ledger.Ledger", "path"): "the ledger's file: probing paths would write into the working directory",
+    ("ppk.ledger.Ledger.open", "path"): "the ledger's file: probing paths would write into the working directory",
     ("ppk.evaluation.evaluate", "figures"): "True draws all ten figures (~15 s, beyond the time limit); checked by "
                                            "the same flag() as progress and resume, which are probed",
     ("ppk.plot_privacy_curve", "path"): "an output path",
