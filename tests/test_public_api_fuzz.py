@@ -353,6 +353,8 @@ _add("ppk.TablePlan.dp_scale", _method(_plan, "dp_scale"), eps=0.5, delta=1e-6)
 _add("ppk.TablePlan.epsilon", _method(_plan, "epsilon"), delta=1e-6, rtol=1e-10)
 _add("ppk.TablePlan.histogram", ppk.TablePlan.histogram, n=1000, known=500, probs=[0.2, 0.3, 0.5], sigma=2.0,
      rtol=1e-3)
+_add("ppk.TablePlan.worst_case", ppk.TablePlan.worst_case, n=1000, known=500, categories=["a", "b", "c"],
+     counts=[(("a",), 1.0)], min_prob=0.1, rtol=1e-3)
 _add("ppk.table_plan.histogram_counts", ppk.table_plan.histogram_counts, categories=["a", "b"], sigma=1.0)
 _add("ppk.table_plan.marginal_counts", ppk.table_plan.marginal_counts, categories=[("a", 1), ("b", 2)],
      position=0, sigma=1.0)

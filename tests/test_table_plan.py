@@ -171,3 +171,20 @@ def test_the_accountant_refuses_a_second_release_of_the_same_rows():
     plan = TablePlan.histogram(n=1_000, known=100, probs=[0.5, 0.5], sigma=1.0)
     count = ppk.CountingQuery(n=1_000, known=100, p=0.5, sigma=1.0)
     assert plan._rows_key == count._rows_key
+
+
+def test_the_worst_case_plan_covers_every_belief_above_the_floor():
+    cats = ["A", "B", "C", "D"]
+    counts = [(("A", "B"), 1.0)] + histogram_counts(cats, sigma=2.0)
+    worst = TablePlan.worst_case(n=3_000, known=500, categories=cats, counts=counts, min_prob=0.1)
+    pair = {worst.pairs()[0][0], worst.pairs()[0][1]}
+    assert pair & {"A", "B"} and pair & {"C", "D"}   # the pair the extra count separates: the least noise
+    rng = np.random.default_rng(7)
+    for _ in range(3):   # beliefs with every category >= 0.1
+        probs = 0.1 + 0.6 * rng.dirichlet(np.ones(4))
+        plan = TablePlan(n=3_000, known=500, probs=dict(zip(cats, probs)), counts=counts)
+        assert plan.delta_upper(0.3) <= worst.delta_upper(0.3)
+    with pytest.raises(ValueError, match="min_prob must be <= 1/categories"):
+        TablePlan.worst_case(n=10, known=0, categories=cats, counts=counts, min_prob=0.3)
+    with pytest.raises(ValueError, match="at least three"):
+        TablePlan.worst_case(n=10, known=0, categories=["A", "B"], counts=counts[:1], min_prob=0.1)

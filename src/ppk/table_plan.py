@@ -175,6 +175,34 @@ class TablePlan(BracketedCurve):
         categories, _ = _belief(probs)
         return cls(n=n, known=known, probs=probs, counts=histogram_counts(categories, sigma=sigma), rtol=rtol)
 
+    @classmethod
+    def worst_case(cls, *, n: int, known: int, categories: Sequence[Category], counts: Sequence[Count],
+                   min_prob: float, rtol: float = 1e-3) -> "TablePlan":
+        """The plan whose upper end covers **every** belief giving each category at least ``min_prob``.
+
+        Each pair's bound does not increase when either of its probabilities grows (docs/table-plans.md), so
+        over all such beliefs it is at most its value at ``(min_prob, min_prob)``, and the largest of those is
+        the pair the plan tells apart best (the largest ``w``).  The plan returned gives that pair exactly
+        ``min_prob`` each and the other categories an equal share of the rest (at least ``min_prob``); its
+        lower end describes that belief only.  ``min_prob = 0`` is plain DP."""
+        names = _collection("categories", categories)
+        if len(names) < 3 or len(set(names)) != len(names):
+            raise ValueError(f"categories must list at least three distinct categories (with two, their beliefs add "
+                             f"to 1: state them as probs), got {categories!r}")
+        k = len(names)
+        floor = real("min_prob", min_prob, minimum=0.0, maximum=0.5)
+        if floor > 1.0 / k:
+            raise ValueError(f"min_prob must be <= 1/categories = {1.0 / k!r} (no belief gives each of {k} categories "
+                             f"more), got {floor!r}")
+        uniform = cls(n=n, known=known, probs={c: 1.0 / k for c in names}, counts=counts, rtol=rtol)
+        if not uniform._pairs:   # the plan tells no two categories apart
+            return uniform
+        a, b, _ = min(uniform._pairs, key=lambda pair: pair[2])   # the smallest sigma_eff: the largest w
+        # max(., floor): 1 - 2m rounded and divided can land an ulp below m when m = 1/k
+        rest = max((1.0 - 2.0 * floor) / (k - 2), floor)
+        probs = {c: (floor if i in (a, b) else rest) for i, c in enumerate(names)}
+        return cls(n=n, known=known, probs=probs, counts=counts, rtol=rtol)
+
     def __repr__(self) -> str:
         counts = [(tuple(sorted((self.categories[i] for i in s), key=repr)), sigma)
                   for s, sigma in zip(self.count_sets, self.sigmas)]
