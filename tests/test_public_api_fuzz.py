@@ -378,6 +378,21 @@ _add("ppk.ledger.Ledger.open", lambda **kw: _ledger(**kw), eps=3.0, delta=1e-6)
 _add("ppk.ledger.Ledger.admit", lambda **kw: _ledger().admit(**kw), entry=_ledger_entry())
 _add("ppk.ledger.Ledger.append", lambda **kw: _ledger().append(**kw), entry=_ledger_entry())
 _add("ppk.ledger.Ledger.spent", lambda **kw: _ledger().spent(**kw), extra=[_ledger_entry()])
+# ppk: a plan file (its text's mistakes are tested in test_plan_file.py)
+_PLAN_TOML = """known = 500\neps = 0.5\ndelta = 1e-6\nmin_prob = 0.1\n[columns]\nx = ["a", "b", "c"]\n
+[[statistics]]\nhistogram = "x"\n"""
+
+
+def _plan_file():
+    import ppk.plan_file
+    path = os.path.join(_TMP, "plan.toml")
+    with open(path, "w") as fh:
+        fh.write(_PLAN_TOML)
+    return ppk.plan_file.read_plan(path)
+
+
+_add("ppk.plan_file.PlanFile.counts", lambda **kw: _plan_file().counts(**kw), sigma=1.0)
+_add("ppk.plan_file.PlanFile.table_plan", lambda **kw: _plan_file().table_plan(**kw), n=1000, sigma=1.0)
 _add("ppk.release (histogram)", lambda **kw: ppk.release(**kw), counts=[200, 300, 500], known=500,
      probs=[0.2, 0.3, 0.5], eps=1.0, delta=1e-6, rng=1)
 _add("ppk.release (histogram, min_prob)", lambda **kw: ppk.release(counts=[200, 300, 500], known=500, eps=1.0,
@@ -624,6 +639,8 @@ SKIPPED: dict[str, str] = {
     "ppk.baselines.NotDifferentiallyPrivateWarning": "a warning class",
     "ppk.evaluation.SweepInterrupted": "an exception ppk raises with the rows it finished",
     "ppk.ledger.LedgerRefusal": "an exception ppk raises when a ledger's budget cannot pay for a release",
+    "ppk.plan_file.PlanFile": "result record built by read_plan",
+    "ppk.plan_file.read_plan": "only a path (its content's errors are tested in test_plan_file.py)",
     # records ppk fills from validated values: users read them, ppk builds them
     "ppk.algorithm2.Alg2Result": "result record built by alg2",
     "ppk.Release": "result record built by release",
