@@ -84,7 +84,7 @@ def alg2_mechanism_delta(cal: "Alg2Result") -> float:
     never below the budget.  The baseline and the fallback spend the budget on the DP baseline."""
     if cal.branch in ("baseline", "fallback"):
         return cal.delta
-    parts = sum(Fraction(x) for x in (cal.kappa1, cal.kappa2, cal.kappa4, cal.truncation_delta))
+    parts = sum((Fraction(x) for x in (cal.kappa1, cal.kappa2, cal.kappa4, cal.truncation_delta)), Fraction(0))
     return max(cal.delta, _round_up(parts))
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Literal, Sequence, overload
 
 import numpy.typing as npt
@@ -227,6 +228,14 @@ def _release_count(*, data, count, n, known, eps, delta, kappa1, kappa2, kappa3,
                    noise, allow_large_eps) -> Release | tuple[Release, PrivateDraws]:
     audit = flag("audit", audit)
     budget = release_budget(eps=eps, delta=delta, draws=_COUNT_DRAWS, allow_large_eps=allow_large_eps)
+    if kappa2 is not None and kappa3 is not None:
+        # both fixed (they add up to delta): the samplers' share comes out of kappa3
+        kappa3 = real("kappa3", kappa3, minimum=0.0, min_inclusive=False)
+        room = Fraction(kappa3) - (Fraction(delta) - Fraction(budget))
+        if room <= 0:
+            raise ValueError(f"kappa3 = {kappa3!r} leaves no room for the samplers' term "
+                             f"({float(Fraction(delta) - Fraction(budget)):.3g}); choose a larger kappa3")
+        kappa3 = float(room) if Fraction(float(room)) <= room else math.nextafter(float(room), 0.0)
     source = as_source(rng)
     out = run(source, data=data, count=count, n=n, known=known, eps=eps, delta=budget, kappa1=kappa1, kappa2=kappa2,
               kappa3=kappa3, hoeffding=hoeffding, diagnostics=False, noise=noise)
