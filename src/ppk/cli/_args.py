@@ -45,7 +45,7 @@ def positive_eps(text: str) -> float:
     """An eps flag: a finite number > 0 (the message says what eps is, not an internal floor)."""
     value = _real(text)
     if value <= 0:
-        raise argparse.ArgumentTypeError(f"eps must be positive (a privacy budget eps > 0), got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be positive (a privacy budget > 0), got {text!r}")
     return value
 
 
@@ -53,7 +53,7 @@ def open_delta(text: str) -> float:
     """A delta flag: a number strictly between 0 and 1."""
     value = _real(text)
     if not 0 < value < 1:
-        raise argparse.ArgumentTypeError(f"delta must be in (0, 1), got {text!r}")
+        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text!r}")
     return value
 
 
