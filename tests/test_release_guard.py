@@ -225,3 +225,16 @@ def test_the_commitment_opens_with_the_key_only_and_is_fresh_every_time(survey, 
     assert "64 hex digits" in capsys.readouterr().err
     assert main(argv + [str(keys[0])]) == 2     # a key file is never overwritten
     assert "exists" in capsys.readouterr().err
+
+
+def test_a_histogram_release_commits_to_its_input_too(tmp_path, capsys):
+    path = tmp_path / "colors.csv"
+    path.write_text("id,color\n" + "".join(f"{i},{'rgb'[i % 3]}\n" for i in range(60)))
+    key = tmp_path / "steward.key"
+    assert main(["histogram", "--csv", str(path), "--column", "color", "--probs", "r=0.3,g=0.3,b=0.4", "--known",
+                 "10", "--eps", "1", "--delta", "1e-6", "--commitment-key", str(key), "--json"]) == 0
+    out = capsys.readouterr().out
+    record = json.loads(out)["record"]
+    assert verify_input(str(path), key=key.read_text(), commitment=record["input"]["commitment"]["value"])
+    assert key.read_text().strip() not in out and hashlib.sha256(path.read_bytes()).hexdigest() not in out
+    assert record["guarantee"]["delta"] <= 1e-6
