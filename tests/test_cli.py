@@ -2,6 +2,7 @@
 Ctrl-C stops every command cleanly, CSV input is read strictly."""
 import datetime
 import hashlib
+import hmac
 import json
 import signal
 import subprocess
@@ -60,7 +61,11 @@ def test_alg2_json_ledger(capsys):
     ledger = json.loads(capsys.readouterr().out)
     assert ledger["insecure_for_testing"] is True
     record = ledger.pop("record")
-    assert ledger == json.loads(json.dumps(ppk.alg2(count=30000, n=100000, known=50000, eps=0.1, delta=1e-6,
+    assert ledger.pop("null_means") == {}
+    # the count estimate is one sampler draw: the mechanism gets what it leaves of --delta
+    budget = ppk.records.release_budget(eps=0.1, delta=1e-6, draws=1)
+    assert budget < 1e-6 and record["guarantee"]["delta"] <= 1e-6
+    assert ledger == json.loads(json.dumps(ppk.alg2(count=30000, n=100000, known=50000, eps=0.1, delta=budget,
                                                      rng=1).ledger()))
     assert any("NOT PRIVATE" in w for w in record["warnings"])
     assert main(["alg2", "--count", "30000", "--n", "100000", "--known", "50000", "--eps", "0.1",
@@ -235,23 +240,27 @@ def _survey(path, rows=20_000):
     return path
 
 
-def test_release_record_names_the_file_its_hash_and_the_column(tmp_path, capsys):
+def test_release_record_names_the_file_its_commitment_and_the_column(tmp_path, capsys):
     path = _survey(tmp_path / "survey.csv")
+    key = tmp_path / "steward.key"
     argv = ["release", "--csv", str(path), "--column", "smoker", "--known", "10000", "--eps", "0.5",
             "--delta", "1e-6"]
-    assert main(argv + ["--json"]) == 0
+    assert main(argv + ["--json", "--commitment-key", str(key)]) == 0
     out = _strict(capsys.readouterr().out)
-    sha = hashlib.sha256(path.read_bytes()).hexdigest()
-    record = _check_record(out["record"], input_=dict(file=str(path), sha256=sha, column="smoker", rows=20_000))
+    mac = hmac.new(bytes.fromhex(key.read_text()), path.read_bytes(), hashlib.sha256).hexdigest()
+    record = _check_record(out["record"], input_=dict(file=str(path), commitment=dict(scheme="hmac-sha256", value=mac),
+                                                      column="smoker", rows=20_000))
+    assert oct(key.stat().st_mode & 0o777) == "0o600"
     assert record["attacker"]["rows_known"] == 10_000 and record["attacker"]["belief_source"] == "estimated_privately"
     g = record["guarantee"]
-    assert g["eps"] == 0.5 and g["delta_mechanism"] == 1e-6
+    assert g["eps"] == 0.5 and g["delta_mechanism"] < 1e-6 and g["delta"] <= 1e-6
     draws = 1 + (out["ledger"]["sigma"] > 0)
     assert g["delta_sampler"] == ppk.samplers.sampler_delta(0.5, draws) > 0
     assert record["noise"]["scale"] == out["ledger"]["sigma"]
-    assert main(argv) == 0
+    assert main(argv) == 0      # no key asked for: no commitment, and no plain hash either
     text = capsys.readouterr().out
-    assert f"SHA-256 {sha}" in text and "column 'smoker'" in text and "guarantee: PPK-DP" in text
+    assert "no commitment (--commitment-key)" in text and "column 'smoker'" in text and "guarantee: PPK-DP" in text
+    assert hashlib.sha256(path.read_bytes()).hexdigest() not in text
 
 
 def test_an_exact_release_says_so_in_its_warnings(tmp_path, capsys):
@@ -305,7 +314,9 @@ def test_a_utf8_byte_order_mark_is_not_part_of_the_first_column(tmp_path, capsys
     path.write_bytes(b"\xef\xbb\xbfsmoker,id\r\n" + b"".join(b"%d,%d\r\n" % (i % 2, i) for i in range(100)))
     from ppk._io import read_binary_column
     read = read_binary_column(str(path), "smoker")
-    assert read.counts == (50, 50) and read.sha256 == hashlib.sha256(path.read_bytes()).hexdigest()
+    assert read.counts == (50, 50) and read.commitment is None
+    assert read_binary_column(str(path), "smoker", key=b"k" * 32).commitment == hmac.new(
+        b"k" * 32, path.read_bytes(), hashlib.sha256).hexdigest()
     assert main(["release", "--csv", str(path), "--column", "smoker", "--known", "10", "--eps", "1",
                  "--delta", "1e-6", "--json"]) == 0
     assert _strict(capsys.readouterr().out)["record"]["input"]["rows"] == 100

@@ -3,26 +3,42 @@
 A release reads real data, so reading must neither trust the file (a binary file,
 ``/dev/zero``, a line of gigabytes) nor guess (a duplicated header, a quote left open, a row
 with a field too many).  The column is streamed: memory stays O(one line) whatever the file's
-size.  The bytes read are hashed on the way (SHA-256), so a release can name exactly the file
-it was computed from.
+size.  When the steward asks for it, the bytes read are committed to on the way: HMAC-SHA256 under a
+fresh random key that only the steward keeps, so a release can name exactly the file it was computed
+from without publishing a function of the data that anyone could recompute (docs/release-security.md,
+"The input commitment").  A plain SHA-256 would let whoever knows every row but one hash both
+candidate files and read the hidden row.
 """
 from __future__ import annotations
 
 import csv
 import hashlib
+import hmac
 import io
 import json
 import math
+import os
 import re
+import secrets
 from dataclasses import dataclass
 
 __all__ = ["read_binary_column", "read_categories", "count_binary_column", "count_categories", "ColumnRead",
-           "strict_json", "MAX_LINE_CHARS"]
+           "strict_json", "MAX_LINE_CHARS", "new_commitment_key", "file_commitment", "write_private_key",
+           "read_private_key", "COMMITMENT_SCHEME"]
 
 #: Longest CSV line read (characters); a longer one is refused, so no input can exhaust memory.
 MAX_LINE_CHARS = 1 << 20
 
-_TRUE, _FALSE = ("1", "true"), ("0", "false")
+#: The only cells a 0/1 column may hold (after removing spaces and tabs around them; true/false in any
+#: case, as spreadsheets write TRUE/FALSE).  Nothing is parsed as a number: float() would read
+#: '0.99999999999999999', '+1', '01', '1e0', '١' or '１' as 1 and '-0' or '1e-400' as 0.
+_BINARY_CELLS = {"0": 0, "1": 1, "0.0": 0, "1.0": 1, "true": 1, "false": 0}
+#: What surrounds a cell and is not part of it: ASCII spaces and tabs (not every Unicode space).
+_BLANKS = " \t"
+
+#: The input commitment's scheme, named in the record: HMAC-SHA256, key of 32 random bytes.
+COMMITMENT_SCHEME = "hmac-sha256"
+_KEY_BYTES = 32
 
 # One line of RFC 4180 CSV: fields separated by commas, each either without quotes or wholly quoted
 # (a quote inside doubled).  Python's csv module also accepts a stray quote inside an unquoted field
@@ -33,42 +49,90 @@ _RFC4180_LINE = re.compile(rf"{_FIELD}(?:,{_FIELD})*(?:\r\n|\n|\r)?")
 
 @dataclass(frozen=True)
 class ColumnRead:
-    """What reading one column of a CSV file found: the tallies, the rows and the file's SHA-256."""
+    """What reading one column of a CSV file found: the tallies, the rows and the input commitment."""
 
     counts: tuple[int, ...]     #: rows per value: (zeros, ones) of a 0/1 column, or one per category
     rows: int                   #: data rows read (blank lines are not rows)
-    sha256: str                 #: hex SHA-256 of every byte read -- the whole file, as it was parsed
+    #: hex HMAC-SHA256 of every byte read under the steward's secret key, or None when no key was given
+    commitment: str | None
     path: str
 
 
 def _binary_cell(cell: str) -> int | None:
-    """0/1 from '0', '1', '0.0', '1.0', 'true', 'false' (any case) -- what ``release(data=...)`` takes."""
-    text = cell.strip().lower()
-    if text in _TRUE:
-        return 1
-    if text in _FALSE:
-        return 0
+    """0/1 from exactly '0', '1', '0.0', '1.0', 'true', 'false' (any case; spaces and tabs around it are
+    not part of the cell); None for anything else."""
+    return _BINARY_CELLS.get(cell.strip(_BLANKS).lower())
+
+
+def new_commitment_key() -> bytes:
+    """A fresh secret key for one input commitment: 32 bytes from the operating system's CSPRNG."""
+    return secrets.token_bytes(_KEY_BYTES)
+
+
+def file_commitment(path: str, key: bytes) -> str:
+    """HMAC-SHA256 of the whole file under ``key``, hex: what a reviewer given the key recomputes."""
+    mac = hmac.new(key, digestmod=hashlib.sha256)
     try:
-        value = float(text)
+        with open(path, "rb") as fh:
+            while chunk := fh.read(1 << 20):
+                mac.update(chunk)
+    except OSError as exc:
+        raise ValueError(f"{path}: {exc.strerror}") from None
+    return mac.hexdigest()
+
+
+def write_private_key(path: str, key: bytes) -> None:
+    """Write the key as one line of hex to a new file only its owner can read (0600); an existing file
+    is never overwritten (a key of another release would be lost)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise ValueError(f"--commitment-key {path!r} exists; name a new file (a key is never overwritten)") from None
+    except OSError as exc:
+        raise ValueError(f"--commitment-key {path!r} cannot be written: {exc.strerror}") from None
+    with os.fdopen(fd, "w") as fh:
+        fh.write(key.hex() + "\n")
+
+
+def read_private_key(path: str) -> bytes:
+    """The key written by :func:`write_private_key` (one line of 64 hex digits)."""
+    try:
+        with open(path) as fh:
+            text = fh.read(4 * _KEY_BYTES).strip()
+    except OSError as exc:
+        raise ValueError(f"key {path!r} cannot be read: {exc.strerror}") from None
+    try:
+        key = bytes.fromhex(text)
     except ValueError:
-        return None
-    return int(value) if value in (0.0, 1.0) else None
+        key = b""
+    if len(key) != _KEY_BYTES:
+        raise ValueError(f"key {path!r} must hold {2 * _KEY_BYTES} hex digits (the file ppk wrote)")
+    return key
+
+
+def check_new_file(path: str) -> None:
+    """Refuse at once, before any data is read, a key file that exists or whose directory does not."""
+    if os.path.lexists(path):
+        raise ValueError(f"--commitment-key {path!r} exists; name a new file (a key is never overwritten)")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ValueError(f"--commitment-key {path!r}: no directory {folder!r}")
 
 
 class _HashingRaw(io.RawIOBase):
-    """A raw binary file that hashes every byte read through it."""
+    """A raw binary file that feeds every byte read through it to an HMAC (or to nothing, without a key)."""
 
-    def __init__(self, raw):
+    def __init__(self, raw, key: bytes | None):
         self._raw = raw
-        self.sha256 = hashlib.sha256()
+        self.mac = None if key is None else hmac.new(key, digestmod=hashlib.sha256)
 
     def readable(self) -> bool:
         return True
 
     def readinto(self, buffer) -> int:
         n = self._raw.readinto(buffer)
-        if n:
-            self.sha256.update(memoryview(buffer)[:n])
+        if n and self.mac is not None:
+            self.mac.update(memoryview(buffer)[:n])
         return n
 
     def close(self) -> None:
@@ -110,7 +174,8 @@ def _record(path: str, number: int, line: str) -> list[str]:
 
 
 class _ColumnReader:
-    """Iterates (line number, cell) of one named column; ``sha256`` is the file's hash once exhausted.
+    """Iterates (line number, cell) of one named column; ``commitment`` is the file's HMAC under ``key``
+    once exhausted (None without a key).
 
     Every reading failure is a ValueError that names the file, the line and what to do: a missing or
     unreadable file, a file that is not UTF-8 text, an empty file, a missing or duplicated column, a
@@ -118,9 +183,10 @@ class _ColumnReader:
     header's.  A UTF-8 byte-order mark (as spreadsheets save CSV) is skipped.
     """
 
-    def __init__(self, path: str, column: str):
-        self.path, self.column = path, column
-        self.sha256: str | None = None
+    def __init__(self, path: str, column: str, key: bytes | None = None):
+        self.path, self.column, self._key = path, column, key
+        self.commitment: str | None = None
+        self.done = False
 
     def __iter__(self):
         path, column = self.path, self.column
@@ -132,7 +198,7 @@ class _ColumnReader:
             raise ValueError(f"{path} is a directory, not a CSV file") from None
         except PermissionError:
             raise ValueError(f"{path}: permission denied") from None
-        hashing = _HashingRaw(raw)
+        hashing = _HashingRaw(raw, self._key)
         number = 0
         with io.TextIOWrapper(io.BufferedReader(hashing), encoding="utf-8-sig", newline="") as fh:
             try:
@@ -143,7 +209,7 @@ class _ColumnReader:
                     break
                 if header is None:
                     raise ValueError(f"{path} is empty: the first line must name the columns")
-                names = [h.strip() for h in header]
+                names = [h.strip(_BLANKS) for h in header]
                 hits = names.count(column)
                 if hits == 0:
                     raise ValueError(f"{path}: no column {column!r}; the header names {names}")
@@ -165,7 +231,8 @@ class _ColumnReader:
             except UnicodeDecodeError:
                 raise ValueError(f"{path}, line {number + 1}: not UTF-8 text; is it a CSV file? nothing was "
                                  "released") from None
-        self.sha256 = hashing.sha256.hexdigest()
+        self.commitment = None if hashing.mac is None else hashing.mac.hexdigest()
+        self.done = True
 
 
 def _column_cells(path: str, column: str):
@@ -173,58 +240,62 @@ def _column_cells(path: str, column: str):
     return iter(_ColumnReader(path, column))
 
 
-def read_binary_column(path: str, column: str) -> ColumnRead:
-    """Tallies of one 0/1 CSV column, read as a stream: ``counts = (zeros, ones)``, and the file's SHA-256.
+def read_binary_column(path: str, column: str, *, key: bytes | None = None) -> ColumnRead:
+    """Tallies of one 0/1 CSV column, read as a stream: ``counts = (zeros, ones)``, and the input
+    commitment under ``key`` (:func:`new_commitment_key`; None without one).
 
     Raises ValueError with the file, the line and what to do for any reading failure
-    (:class:`_ColumnReader`) and any cell that is not 0/1 (also 0.0/1.0, true/false).
+    (:class:`_ColumnReader`) and any cell that is not exactly 0/1, 0.0/1.0 or true/false.
     """
-    reader = _ColumnReader(path, column)
+    reader = _ColumnReader(path, column, key)
     ones = rows = 0
     for line, cell in reader:
         value = _binary_cell(cell)
         if value is None:
             raise ValueError(f"{path}, line {line}: column {column!r} must be 0 or 1"
-                             f" (or 0.0/1.0, true/false), got {cell!r}; nothing was released")
+                             f" (or 0.0/1.0, true/false), exactly, got {cell!r}; nothing was released")
         ones += value
         rows += 1
     if rows < 2:
         raise ValueError(f"{path}: need at least 2 rows, got {rows}")
-    assert reader.sha256 is not None
-    return ColumnRead(counts=(rows - ones, ones), rows=rows, sha256=reader.sha256, path=path)
+    assert reader.done
+    return ColumnRead(counts=(rows - ones, ones), rows=rows, commitment=reader.commitment, path=path)
 
 
-def read_categories(path: str, column: str, categories: list[str]) -> ColumnRead:
+def read_categories(path: str, column: str, categories: list[str], *, key: bytes | None = None) -> ColumnRead:
     """Rows per category (in the order of ``categories``) of one CSV column, read as a stream, and the
-    file's SHA-256.
+    input commitment under ``key`` (None without one).
 
-    Cells are compared after stripping spaces.  A cell outside ``categories`` is an error naming
-    its line: the list of categories is public, and a value outside it would be released by its
-    absence from every bin.
+    A cell matches a category when it equals it exactly, once spaces and tabs around both are removed
+    (no case folding, no Unicode normalisation, no number parsing: '01' is not '1').  A cell outside
+    ``categories`` is an error naming its line: the list of categories is public, and a value outside
+    it would be released by its absence from every bin.
     """
-    reader = _ColumnReader(path, column)
-    index = {c: i for i, c in enumerate(categories)}
+    reader = _ColumnReader(path, column, key)
+    index = {c.strip(_BLANKS): i for i, c in enumerate(categories)}
+    if len(index) != len(categories):
+        raise ValueError(f"categories must be distinct, got {categories}")
     counts = [0] * len(categories)
     for line, cell in reader:
-        i = index.get(cell.strip())
+        i = index.get(cell.strip(_BLANKS))
         if i is None:
             raise ValueError(f"{path}, line {line}: column {column!r} has {cell!r}, which is not one of the "
                              f"categories {categories}; nothing was released")
         counts[i] += 1
     if sum(counts) < 2:
         raise ValueError(f"{path}: need at least 2 rows, got {sum(counts)}")
-    assert reader.sha256 is not None
-    return ColumnRead(counts=tuple(counts), rows=sum(counts), sha256=reader.sha256, path=path)
+    assert reader.done
+    return ColumnRead(counts=tuple(counts), rows=sum(counts), commitment=reader.commitment, path=path)
 
 
 def count_binary_column(path: str, column: str) -> tuple[int, int]:
-    """(number of 1s, number of rows) of one 0/1 CSV column: :func:`read_binary_column` without the hash."""
+    """(number of 1s, number of rows) of one 0/1 CSV column: :func:`read_binary_column` without a commitment."""
     read = read_binary_column(path, column)
     return read.counts[1], read.rows
 
 
 def count_categories(path: str, column: str, categories: list[str]) -> list[int]:
-    """Rows per category of one CSV column: :func:`read_categories` without the hash."""
+    """Rows per category of one CSV column: :func:`read_categories` without a commitment."""
     return list(read_categories(path, column, categories).counts)
 
 

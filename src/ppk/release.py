@@ -9,7 +9,12 @@ publishes is ``count + Y`` with ``Y`` discrete Laplace, and a released value is 
 involved, so its low bits are right for every sigma; the same work for every draw, at the price of a law
 within total variation 2**-190 of the stated one, which :func:`ppk.samplers.sampler_delta` books into
 delta; every record's ``guarantee`` adds it as ``delta_sampler``).  Rounding is post-processing of the
-Gaussian mechanism, so the calibrated (eps, delta) holds for the rounded release.  Randomness comes from
+Gaussian mechanism, so the calibrated (eps, delta) holds for the rounded release.  The mechanism is
+calibrated to delta minus the samplers' term (:func:`ppk.records.release_budget`), so the total a record
+states never exceeds the delta asked for; a release with nothing to promise (eps above
+:data:`ppk.records.MAX_EPS`, or a samplers' term that alone reaches delta) is refused before any draw.
+``public()`` is strict JSON: a ledger entry that is not finite is null, and ``null_means`` says why.
+Randomness comes from
 the operating system's CSPRNG unless a seed is given -- which warns and marks the result.  ``public()``
 carries the reviewer's record (:mod:`ppk.records`).
 """
@@ -17,6 +22,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from fractions import Fraction
 from typing import Literal, Sequence, overload
 
 import numpy.typing as npt
@@ -25,7 +31,8 @@ from ._random import as_source, warn_if_seeded
 from .algorithm2 import Alg2Result, PrivateDraws, run
 from .calibration import Calibration, calibrate
 from .histogram import MAX_CATEGORIES, MAX_HISTOGRAM_ROWS, HistogramQuery, floor_probabilities, probabilities
-from .records import SEEDED_WARNING, alg2_record, exact_warning, guarantee, make_record, ppk_warning, utc_now
+from .records import (SEEDED_WARNING, alg2_mechanism_delta, alg2_record, check_total, exact_warning, guarantee,
+                      make_record, ppk_warning, public_ledger, release_budget, utc_now)
 from .samplers import discrete_gaussian, discrete_laplace, rounded_gaussian
 from ._typing import RngLike
 from ._validate import flag, integer, real, sequence
@@ -56,7 +63,7 @@ class Release:
         law = self.calibration.law
         # "none" when sigma = 0: the value is the exact count, and the field must not suggest otherwise
         out = dict(value=self.value, noise="none" if self.calibration.sigma == 0 else
-                   "rounded_gaussian" if law == "gaussian" else law, ledger=self.calibration.ledger())
+                   "rounded_gaussian" if law == "gaussian" else law, ledger=public_ledger(self.calibration))
         if self.insecure_for_testing:
             out["warning"] = SEEDED_WARNING
         if self.calibration.sigma == 0:
@@ -75,7 +82,7 @@ class HistogramRelease:
     calibration: Calibration[HistogramQuery]   #: public: sigma (``scale``), the certified delta, plain DP's sigma
     insecure_for_testing: bool          #: seeded randomness: reproducible, NOT private
     eps: float = math.nan               #: the target the calibration met
-    delta: float = math.nan
+    delta: float = math.nan             #: the mechanism's share: the delta asked for minus the samplers' term
     #: the steward's floor on every category's probability (``min_prob=``), or None when ``probs`` was stated
     min_prob: float | None = None
     #: when the release was made (UTC, ISO 8601); not part of equality
@@ -156,18 +163,19 @@ def release(*, data: npt.ArrayLike | None = ..., count: int | None = ..., n: int
             counts: Sequence[int] | None = ..., known: int, eps: float, delta: float,
             probs: Sequence[float] | npt.ArrayLike | None = ..., min_prob: float | None = ..., kappa1: float = ...,
             kappa2: float | None = ..., kappa3: float | None = ..., hoeffding: str = ..., rng: RngLike = ...,
-            audit: Literal[False] = ..., noise: str = ...) -> Release | HistogramRelease: ...
+            audit: Literal[False] = ..., noise: str = ..., allow_large_eps: bool = ...) -> Release | HistogramRelease: ...
 @overload
 def release(*, data: npt.ArrayLike | None = ..., count: int | None = ..., n: int | None = ...,
             counts: Sequence[int] | None = ..., known: int, eps: float, delta: float,
             probs: Sequence[float] | npt.ArrayLike | None = ..., min_prob: float | None = ..., kappa1: float = ...,
             kappa2: float | None = ..., kappa3: float | None = ..., hoeffding: str = ..., rng: RngLike = ...,
-            audit: Literal[True], noise: str = ...) -> tuple[Release, PrivateDraws]: ...
+            audit: Literal[True], noise: str = ..., allow_large_eps: bool = ...) -> tuple[Release, PrivateDraws]: ...
 def release(*, data: npt.ArrayLike | None = None, count: int | None = None, n: int | None = None,
             counts: Sequence[int] | None = None, known: int, eps: float, delta: float,
             probs: Sequence[float] | npt.ArrayLike | None = None, min_prob: float | None = None, kappa1: float = 0.0,
             kappa2: float | None = None, kappa3: float | None = None, hoeffding: str = "additive", rng: RngLike = None,
-            audit: bool = False, noise: str = "gaussian") -> Release | HistogramRelease | tuple[Release, PrivateDraws]:
+            audit: bool = False, noise: str = "gaussian",
+            allow_large_eps: bool = False) -> Release | HistogramRelease | tuple[Release, PrivateDraws]:
     """Release a count or a histogram with the least noise that makes it private.
 
     **A count** (``data``, or ``count`` and ``n``): ``count + round(sigma Z)`` with sigma from
@@ -184,7 +192,15 @@ def release(*, data: npt.ArrayLike | None = None, count: int | None = None, n: i
 
     ``rng=None`` (default) uses a cryptographically secure source; a seed or Generator makes the release
     reproducible, warns (:class:`ppk.InsecureRandomnessWarning`) and marks the result as not private.
+
+    **The promise.** The mechanism is calibrated to ``delta`` minus the samplers' term
+    (:func:`ppk.records.release_budget`), so the total delta the record states is at most ``delta``.
+    Refused with a ValueError, before any draw: ``eps`` above :data:`ppk.records.MAX_EPS` (20) unless
+    ``allow_large_eps=True``, and a ``delta`` that the samplers' term alone reaches.
     """
+    eps = real("eps", eps, minimum=0.0, min_inclusive=False)
+    delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
+    allow_large_eps = flag("allow_large_eps", allow_large_eps)
     if counts is not None:
         if data is not None or count is not None or n is not None:
             raise ValueError("give counts (a histogram) or data / count and n (a count), not both")
@@ -194,22 +210,39 @@ def release(*, data: npt.ArrayLike | None = None, count: int | None = None, n: i
         if unused:
             raise ValueError(f"{', '.join(unused)} apply to a count's release (Algorithm 2), not to a histogram's")
         return _release_histogram(counts=counts, known=known, probs=probs, eps=eps, delta=delta, rng=rng,
-                                  min_prob=min_prob)
+                                  min_prob=min_prob, allow_large_eps=allow_large_eps)
     if probs is not None or min_prob is not None:
         raise ValueError("probs and min_prob state the belief for a histogram's release (counts=); a count's "
                          "release estimates the bias privately")
     return _release_count(data=data, count=count, n=n, known=known, eps=eps, delta=delta, kappa1=kappa1,
-                          kappa2=kappa2, kappa3=kappa3, hoeffding=hoeffding, rng=rng, audit=audit, noise=noise)
+                          kappa2=kappa2, kappa3=kappa3, hoeffding=hoeffding, rng=rng, audit=audit, noise=noise,
+                          allow_large_eps=allow_large_eps)
+
+
+#: The draws a count's release may make: the count estimate and the noise (the budget is set before
+#: sigma is known, so it reserves both; with sigma = 0 the record books one and states less).
+_COUNT_DRAWS = 2
 
 
 def _release_count(*, data, count, n, known, eps, delta, kappa1, kappa2, kappa3, hoeffding, rng, audit,
-                   noise) -> Release | tuple[Release, PrivateDraws]:
+                   noise, allow_large_eps) -> Release | tuple[Release, PrivateDraws]:
     audit = flag("audit", audit)
+    budget = release_budget(eps=eps, delta=delta, draws=_COUNT_DRAWS, allow_large_eps=allow_large_eps)
+    if kappa2 is not None and kappa3 is not None:
+        # both fixed (they add up to delta): the samplers' share comes out of kappa3
+        kappa3 = real("kappa3", kappa3, minimum=0.0, min_inclusive=False)
+        room = Fraction(kappa3) - (Fraction(delta) - Fraction(budget))
+        if room <= 0:
+            raise ValueError(f"kappa3 = {kappa3!r} leaves no room for the samplers' term "
+                             f"({float(Fraction(delta) - Fraction(budget)):.3g}); choose a larger kappa3")
+        kappa3 = float(room) if Fraction(float(room)) <= room else math.nextafter(float(room), 0.0)
     source = as_source(rng)
-    out = run(source, data=data, count=count, n=n, known=known, eps=eps, delta=delta, kappa1=kappa1, kappa2=kappa2,
+    out = run(source, data=data, count=count, n=n, known=known, eps=eps, delta=budget, kappa1=kappa1, kappa2=kappa2,
               kappa3=kappa3, hoeffding=hoeffding, diagnostics=False, noise=noise)
     warn_if_seeded(source, "release")
     cal = out.result
+    # kappas the caller fixed may add up to more than the budget (the split allows 1e-12): no draw yet
+    check_total(delta_mechanism=alg2_mechanism_delta(cal), eps=eps, draws=_COUNT_DRAWS, delta=delta)
     sampler = {"gaussian": rounded_gaussian, "discrete_gaussian": discrete_gaussian,
                "discrete_laplace": discrete_laplace}[cal.law]
     added = sampler(cal.sigma, rng=source) if cal.sigma > 0 else 0
@@ -218,7 +251,8 @@ def _release_count(*, data, count, n, known, eps, delta, kappa1, kappa2, kappa3,
 
 
 def _release_histogram(*, counts: Sequence[int], known: int, probs: Sequence[float] | npt.ArrayLike | None,
-                       eps: float, delta: float, rng: RngLike, min_prob: float | None) -> HistogramRelease:
+                       eps: float, delta: float, rng: RngLike, min_prob: float | None,
+                       allow_large_eps: bool) -> HistogramRelease:
     """Release every bin's count plus rounded Gaussian noise, sigma from :func:`ppk.calibrate`.
 
     ``counts`` are the true counts per category (their sum is ``n``, which is public).  The attacker's
@@ -251,10 +285,12 @@ def _release_histogram(*, counts: Sequence[int], known: int, probs: Sequence[flo
         raise ValueError("counts must hold at least one row")
     if n > MAX_HISTOGRAM_ROWS:
         raise ValueError(f"counts must add up to at most MAX_HISTOGRAM_ROWS = {MAX_HISTOGRAM_ROWS} rows, got {n}")
-    cal = calibrate(HistogramQuery(n=n, known=known, probs=probs_t, sigma=0.0), eps=eps, delta=delta)
+    # one draw per bin; calibrated to what the samplers leave of delta
+    budget = release_budget(eps=eps, delta=delta, draws=len(values), allow_large_eps=allow_large_eps)
+    cal = calibrate(HistogramQuery(n=n, known=known, probs=probs_t, sigma=0.0), eps=eps, delta=budget)
     source = as_source(rng)
     warn_if_seeded(source, "release")
     noisy = tuple(c + (rounded_gaussian(cal.scale, rng=source) if cal.scale > 0 else 0) for c in values)
     return HistogramRelease(values=noisy, calibration=cal, insecure_for_testing=not source.secure,
-                            eps=float(eps), delta=float(delta), min_prob=None if min_prob is None else float(min_prob),
+                            eps=float(eps), delta=budget, min_prob=None if min_prob is None else float(min_prob),
                             created_utc=utc_now())

@@ -31,6 +31,32 @@ def whole(text: str) -> int:
     return int(value)
 
 
+def _real(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
+    return value
+
+
+def positive_eps(text: str) -> float:
+    """An eps flag: a finite number > 0 (the message says what eps is, not an internal floor)."""
+    value = _real(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be positive (a privacy budget > 0), got {text!r}")
+    return value
+
+
+def open_delta(text: str) -> float:
+    """A delta flag: a number strictly between 0 and 1."""
+    value = _real(text)
+    if not 0 < value < 1:
+        raise argparse.ArgumentTypeError(f"must be in (0, 1), got {text!r}")
+    return value
+
+
 def positive_whole(text: str) -> int:
     value = whole(text)
     if value < 1:

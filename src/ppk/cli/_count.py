@@ -9,15 +9,16 @@ from typing import Any
 import numpy as np
 
 from .. import baselines
-from .._io import read_binary_column
+from .._io import read_binary_column, read_private_key
 from ..algorithm1 import alg1
 from ..algorithm2 import alg2
 from ..counting import CountingQuery
-from ..records import alg2_record, exact_warning, guarantee, make_record
+from ..records import alg2_record, exact_warning, guarantee, make_record, public_ledger, release_budget, verify_input
 from ..release import release
-from ._args import add_command, add_json_flag, add_query_args, add_seed_args, call_seeded, release_rng, whole
+from ._args import (add_command, add_json_flag, add_query_args, add_seed_args, call_seeded, open_delta, positive_eps,
+                    release_rng, whole)
 from ._emit import exp_rounded_up, fmt_from_log, fmt_number, print_json, print_ledger, print_record, print_table
-from ._records import file_input, stated_warning
+from ._records import add_commitment_arg, add_large_eps_flag, committed_release, file_input, stated_warning
 
 
 def _natural_noise_line(n: int, known: int, p: float) -> str:
@@ -123,13 +124,17 @@ def _run_calibrate(args: argparse.Namespace) -> int:
 
 def _run_alg2(args: argparse.Namespace) -> int:
     rng = release_rng(args)
-    r = call_seeded(alg2, count=args.count, n=args.n, known=args.known, eps=args.eps, delta=args.delta,
+    # the ledger's count estimate is itself a release: one draw of the samplers, booked inside --delta
+    budget = release_budget(eps=args.eps, delta=args.delta, draws=1, allow_large_eps=args.allow_large_eps)
+    r = call_seeded(alg2, count=args.count, n=args.n, known=args.known, eps=args.eps, delta=budget,
                     kappa1=args.kappa1, kappa2=args.kappa2, kappa3=args.kappa3, hoeffding=args.hoeffding, rng=rng,
                     noise=args.noise)
-    # the ledger's count estimate is itself a release: one draw of the samplers
     record = alg2_record(r, draws=1, value_published=False)
+    if record["guarantee"]["delta"] > args.delta:   # kappas fixed by hand that leave the samplers no room
+        raise ValueError(f"--kappa1 + --kappa2 + --kappa3 must leave room for the samplers' term: at most {budget!r}"
+                         " (give one of --kappa2, --kappa3 and ppk splits the rest)")
     if args.json:
-        print_json({**r.ledger(), "record": record})
+        print_json({**public_ledger(r), "record": record})
     else:
         print_ledger(r.ledger(), record)
     return 0
@@ -137,10 +142,12 @@ def _run_alg2(args: argparse.Namespace) -> int:
 
 def _run_release(args: argparse.Namespace) -> int:
     rng = release_rng(args)
-    read = read_binary_column(args.csv, args.column)
-    out = call_seeded(release, count=read.counts[1], n=read.rows, known=args.known, eps=args.eps, delta=args.delta,
-                      kappa1=args.kappa1, kappa2=args.kappa2, kappa3=args.kappa3, hoeffding=args.hoeffding,
-                      rng=rng, noise=args.noise)
+    read, out = committed_release(
+        args, lambda key: read_binary_column(args.csv, args.column, key=key),
+        lambda data: call_seeded(release, count=data.counts[1], n=data.rows, known=args.known, eps=args.eps,
+                                 delta=args.delta, kappa1=args.kappa1, kappa2=args.kappa2, kappa3=args.kappa3,
+                                 hoeffding=args.hoeffding, rng=rng, noise=args.noise,
+                                 allow_large_eps=args.allow_large_eps))
     public = out.public(input=file_input(read, args.column))
     if args.json:
         print_json(public)
@@ -149,11 +156,19 @@ def _run_release(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run_verify_input(args: argparse.Namespace) -> int:
+    ok = verify_input(args.csv, key=read_private_key(args.key), commitment=args.commitment)
+    print(f"{args.csv}: {'matches' if ok else 'does NOT match'} the commitment {args.commitment}")
+    return 0 if ok else 1
+
+
 def _add_alg2_args(parser: argparse.ArgumentParser) -> None:
     """The options of Algorithm 2, shared by ``ppk alg2`` and ``ppk release``."""
     parser.add_argument("--known", type=whole, required=True, help="rows the attacker knows (public), < n")
-    parser.add_argument("--eps", type=float, required=True, help="total epsilon; half estimates the bias")
-    parser.add_argument("--delta", type=float, required=True, help="total delta = kappa1 + kappa2 + kappa3")
+    parser.add_argument("--eps", type=positive_eps, required=True,
+                        help="total epsilon > 0 (at most 20 without --allow-large-eps); half estimates the bias")
+    parser.add_argument("--delta", type=open_delta, required=True,
+                        help="total delta in (0, 1): kappa1 + kappa2 + kappa3 plus the samplers' term, never more")
     parser.add_argument("--kappa1", type=float, default=0.0, help="background-knowledge exclusion (default 0)")
     parser.add_argument("--kappa2", type=float, default=None,
                         help="failure probability of the bias interval (default: half of delta - kappa1)")
@@ -165,6 +180,7 @@ def _add_alg2_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--hoeffding", choices=["additive", "kl"], default="additive",
                         help="bias interval: closed-form additive Hoeffding or Chernoff-KL (default %(default)s)")
     add_seed_args(parser, default_source=" (default: the operating system's secure source)")
+    add_large_eps_flag(parser)
     add_json_flag(parser)
 
 
@@ -178,9 +194,13 @@ _ALG2 = ("Algorithm 2: estimate the bias privately (eps/2, Laplace), bound it (H
          "count).")
 _RELEASE = ("Calibrate with Algorithm 2 and release count + noise (rounded Gaussian by default, or a discrete "
             "Gaussian or Laplace: --noise). The CSV is read strictly: one record per line, quotes only around whole "
-            "fields, the header's number of fields, every cell 0 or 1; on any bad row nothing is released. The "
-            "output ends with its record: the file's SHA-256, the attacker, the guarantee, the noise and every "
-            "warning.")
+            "fields, the header's number of fields, every cell exactly 0, 1, 0.0, 1.0, true or false; on any bad row "
+            "nothing is released. The output ends with its record: the file (and, with --commitment-key, a "
+            "commitment to its bytes whose key only the steward keeps), the attacker, the guarantee (its total "
+            "delta never above --delta), the noise and every warning. eps above 20 is refused without "
+            "--allow-large-eps.")
+_VERIFY = ("For a reviewer: check that a CSV file is the one a release's record commits to (input.commitment), "
+           "with the key the steward kept (--commitment-key). Exit 0 when it matches, 1 when it does not.")
 
 
 def register(sub: Any) -> None:
@@ -212,4 +232,11 @@ def register(sub: Any) -> None:
                     description=_RELEASE)
     r.add_argument("--csv", required=True, help="CSV file with a header row")
     r.add_argument("--column", required=True, help="name of the 0/1 column")
+    add_commitment_arg(r)
     _add_alg2_args(r)
+
+    v = add_command(sub, "verify-input", _run_verify_input, description=_VERIFY,
+                    help="check a CSV file against a release record's input commitment (for a reviewer)")
+    v.add_argument("--csv", required=True, help="the CSV file to check")
+    v.add_argument("--key", required=True, metavar="KEYFILE", help="the key file the steward wrote (--commitment-key)")
+    v.add_argument("--commitment", required=True, metavar="HEX", help="the record's input.commitment.value")

@@ -63,8 +63,13 @@ def print_record(record: dict) -> None:
     """The record in words, after a table: what a reviewer needs to check the output."""
     print(f"\nrecord ({record['format']}): ppk {record['ppk_version']}, {record['created_utc']} (UTC)")
     source = record["input"]
-    print(f"input: {source['file']}, SHA-256 {source['sha256']}, column {source['column']!r}, {source['rows']} rows"
-          if source else "input: no file (computed from the parameters given)")
+    if source:
+        c = source["commitment"]
+        held = (f"commitment {c['scheme']} {c['value']} (the steward holds the key)" if c else
+                "no commitment (--commitment-key)")
+        print(f"input: {source['file']}, {held}, column {source['column']!r}, {source['rows']} rows")
+    else:
+        print("input: no file (computed from the parameters given)")
     if record["attacker"] is not None:
         print(f"attacker: {record['attacker']['text']}")
     g = record["guarantee"]

@@ -13,9 +13,9 @@ from ..calibration import calibrate
 from ..histogram import HistogramQuery, floor_probabilities
 from ..release import release
 from ..records import exact_warning, guarantee, make_record
-from ._args import add_command, add_json_flag, add_seed_args, call_seeded, release_rng, whole
+from ._args import add_command, add_json_flag, add_seed_args, call_seeded, open_delta, release_rng, whole
 from ._emit import NOT_PRIVATE, exp_rounded_up, fmt_from_log, fmt_number, print_json, print_record, print_table
-from ._records import file_input, stated_warning
+from ._records import add_commitment_arg, add_large_eps_flag, committed_release, file_input, stated_warning
 
 
 def _belief(text: str) -> tuple[list[str] | None, list[float]]:
@@ -173,13 +173,16 @@ def _release(args: argparse.Namespace) -> int:
         raise ValueError("--csv needs --column (the categorical column to release)")
     if len(args.eps) != 1 or args.delta is None:
         raise ValueError("a release needs one --eps value and --delta")
+    if not args.eps[0] > 0:
+        raise ValueError(f"eps must be positive (a privacy budget eps > 0), got {args.eps[0]!r}")
     categories = _release_categories(args)
     probs, belief = _histogram_belief(args, len(categories))
-    read = read_categories(args.csv, args.column, categories)
     # --min-prob: the release takes the floor itself (its covering belief may have a category more than the bins)
     belief_kwargs = dict(min_prob=args.min_prob) if args.min_prob is not None else dict(probs=probs)
-    out = call_seeded(release, counts=list(read.counts), known=args.known, eps=args.eps[0],
-                      delta=args.delta, rng=rng, **belief_kwargs)
+    read, out = committed_release(
+        args, lambda key: read_categories(args.csv, args.column, categories, key=key),
+        lambda data: call_seeded(release, counts=list(data.counts), known=args.known, eps=args.eps[0],
+                                 delta=args.delta, rng=rng, allow_large_eps=args.allow_large_eps, **belief_kwargs))
     cal = out.calibration
     public = out.public(categories=categories, input=file_input(read, args.column))
     public["belief"] = belief
@@ -207,7 +210,7 @@ _DESCRIPTION = ("Every bin of a histogram plus Gaussian noise, against an attack
                 "by all bins. Without --csv: the privacy curve's two certified ends (--sigma), or the least sigma "
                 "(--delta). With --csv: calibrate and release the noisy histogram of --column (for --probs, or "
                 "--min-prob with --categories); on any bad row nothing is released, and the output ends with its "
-                "record (file SHA-256, attacker, guarantee, warnings).")
+                "record (the file, with --commitment-key a commitment to it, attacker, guarantee, warnings).")
 
 
 def register(sub: Any) -> None:
@@ -227,8 +230,12 @@ def register(sub: Any) -> None:
     hg.add_argument("--sigma", type=float, default=None, help="noise per bin, a standard deviation in counts")
     hg.add_argument("--eps", type=float, nargs="+", default=[0.01, 0.05, 0.1, 0.5, 1.0],
                     help="epsilon values (one with --delta or --csv; default %(default)s)")
-    hg.add_argument("--delta", type=float, default=None, help="target delta: calibrate sigma (and release with --csv)")
+    hg.add_argument("--delta", type=open_delta, default=None,
+                    help="target delta in (0, 1): calibrate sigma (and release with --csv: the record's total delta, "
+                         "samplers included, never exceeds it)")
     hg.add_argument("--csv", default=None, help="CSV file with a header row: release its --column")
     hg.add_argument("--column", default=None, help="the categorical column of --csv")
+    add_commitment_arg(hg)
+    add_large_eps_flag(hg)
     add_seed_args(hg)
     add_json_flag(hg)
