@@ -22,7 +22,8 @@ import re
 import secrets
 from dataclasses import dataclass
 
-__all__ = ["read_binary_column", "read_categories", "count_binary_column", "count_categories", "ColumnRead",
+__all__ = ["read_binary_column", "read_categories", "read_joint_categories", "count_binary_column",
+           "count_categories", "ColumnRead",
            "strict_json", "MAX_LINE_CHARS", "new_commitment_key", "file_commitment", "write_private_key",
            "read_private_key", "COMMITMENT_SCHEME"]
 
@@ -174,8 +175,8 @@ def _record(path: str, number: int, line: str) -> list[str]:
 
 
 class _ColumnReader:
-    """Iterates (line number, cell) of one named column; ``commitment`` is the file's HMAC under ``key``
-    once exhausted (None without a key).
+    """Iterates (line number, cell) of one named column -- (line number, tuple of cells) of a tuple of
+    columns; ``commitment`` is the file's HMAC under ``key`` once exhausted (None without a key).
 
     Every reading failure is a ValueError that names the file, the line and what to do: a missing or
     unreadable file, a file that is not UTF-8 text, an empty file, a missing or duplicated column, a
@@ -183,7 +184,7 @@ class _ColumnReader:
     header's.  A UTF-8 byte-order mark (as spreadsheets save CSV) is skipped.
     """
 
-    def __init__(self, path: str, column: str, key: bytes | None = None):
+    def __init__(self, path: str, column: str | tuple[str, ...], key: bytes | None = None):
         self.path, self.column, self._key = path, column, key
         self.commitment: str | None = None
         self.done = False
@@ -210,12 +211,16 @@ class _ColumnReader:
                 if header is None:
                     raise ValueError(f"{path} is empty: the first line must name the columns")
                 names = [h.strip(_BLANKS) for h in header]
-                hits = names.count(column)
-                if hits == 0:
-                    raise ValueError(f"{path}: no column {column!r}; the header names {names}")
-                if hits > 1:
-                    raise ValueError(f"{path}: column {column!r} appears {hits} times in the header; rename the others")
-                index, width = names.index(column), len(names)
+                for wanted in ((column,) if isinstance(column, str) else column):
+                    hits = names.count(wanted)
+                    if hits == 0:
+                        raise ValueError(f"{path}: no column {wanted!r}; the header names {names}")
+                    if hits > 1:
+                        raise ValueError(f"{path}: column {wanted!r} appears {hits} times in the header; rename "
+                                         "the others")
+                width = len(names)
+                single = isinstance(column, str)
+                indices = [names.index(c) for c in ((column,) if isinstance(column, str) else column)]
                 for number, line in lines:
                     if '"' in line or "\0" in line:
                         record = _record(path, number, line)
@@ -227,7 +232,7 @@ class _ColumnReader:
                     if len(record) != width:
                         raise ValueError(f"{path}, line {number}: {len(record)} fields, but the header has "
                                          f"{width}; nothing was released")
-                    yield number, record[index]
+                    yield number, (record[indices[0]] if single else tuple(record[i] for i in indices))
             except UnicodeDecodeError:
                 raise ValueError(f"{path}, line {number + 1}: not UTF-8 text; is it a CSV file? nothing was "
                                  "released") from None
@@ -282,6 +287,31 @@ def read_categories(path: str, column: str, categories: list[str], *, key: bytes
             raise ValueError(f"{path}, line {line}: column {column!r} has {cell!r}, which is not one of the "
                              f"categories {categories}; nothing was released")
         counts[i] += 1
+    if sum(counts) < 2:
+        raise ValueError(f"{path}: need at least 2 rows, got {sum(counts)}")
+    assert reader.done
+    return ColumnRead(counts=tuple(counts), rows=sum(counts), commitment=reader.commitment, path=path)
+
+
+def read_joint_categories(path: str, domains: dict[str, list[str]], *, key: bytes | None = None) -> ColumnRead:
+    """Rows per joint category of several CSV columns, read as a stream: ``counts`` in the order of the
+    product of the ``domains`` (column -> its public values, in order), and the input commitment under
+    ``key``.  Cells match as in :func:`read_categories`; a cell outside its column's values is an error
+    naming its line, and nothing is released."""
+    columns = tuple(domains)
+    reader = _ColumnReader(path, columns, key)
+    index = [{v.strip(_BLANKS): i for i, v in enumerate(domains[c])} for c in columns]
+    sizes = [len(domains[c]) for c in columns]
+    counts = [0] * math.prod(sizes)
+    for line, cells in reader:
+        flat = 0
+        for column, cell, lookup, size in zip(columns, cells, index, sizes):
+            i = lookup.get(cell.strip(_BLANKS))
+            if i is None:
+                raise ValueError(f"{path}, line {line}: column {column!r} has {cell!r}, which is not one of its "
+                                 f"values {domains[column]}; nothing was released")
+            flat = flat * size + i
+        counts[flat] += 1
     if sum(counts) < 2:
         raise ValueError(f"{path}: need at least 2 rows, got {sum(counts)}")
     assert reader.done

@@ -34,7 +34,7 @@ LEDGER_FORMAT = "ppk-ledger/1"
 _INTERVAL = 1e-3
 #: Mechanism kinds a ledger entry may name, and what each needs.
 _KINDS = {"gaussian": ("sigma", "sensitivity"), "pure": ("eps",), "discrete_gaussian": ("sigma",),
-          "discrete_laplace": ("scale",)}
+          "discrete_laplace": ("scale",), "exact": ()}
 
 
 class LedgerRefusal(ValueError):
@@ -114,8 +114,8 @@ class Ledger:
         if total.eps > self.eps or total.delta > self.delta:
             raise LedgerRefusal(
                 f"the ledger {str(self.path)!r} cannot pay for this release: with it, its {total.releases} releases "
-                f"spend eps = {total.eps:.6g} at delta = {self.delta:g} (delta = {total.delta:.3g} at eps = "
-                f"{self.eps:g}), over the budget (eps = {self.eps:g}, delta = {self.delta:g}); {total.method}. "
+                f"spend eps {total.eps:.6g} at delta {self.delta:g} (delta {total.delta:.3g} at eps "
+                f"{self.eps:g}), over the budget (eps {self.eps:g}, delta {self.delta:g}); {total.method}. "
                 "Nothing was released.")
         return total
 
@@ -173,6 +173,11 @@ def _plain_composition(entries: Sequence[dict], *, eps: float, delta: float) -> 
     from .noisy_query import NoisyQuery
     from .pld import Accountant, PrivacyLossDistribution
 
+    method = ("the releases' added noise composed against an attacker who knows every other row (plain DP: natural "
+              "noise is not credited across releases of shared rows)")
+    if any(m["kind"] == "exact" for e in entries for m in e["mechanisms"]):
+        return Spent(eps=math.inf, delta=1.0, releases=len(entries),
+                     method=method + "; a release without noise gives such an attacker its exact value")
     acc = Accountant(value_discretization_interval=_INTERVAL)
     sampler = math.fsum(float(e["delta_sampler"]) for e in entries)
     for e in entries:
@@ -192,6 +197,4 @@ def _plain_composition(entries: Sequence[dict], *, eps: float, delta: float) -> 
                 acc = acc.add(NoisyQuery(natural=noise.Binomial(0, 0.5), added=law))
     total_eps = acc.epsilon(max(delta - sampler, 0.0)) if delta > sampler else math.inf
     _, total_delta = acc.delta_bracket(eps)
-    return Spent(eps=total_eps, delta=min(float(total_delta) + sampler, 1.0), releases=len(entries),
-                 method="the releases' added noise composed against an attacker who knows every other row (plain DP: "
-                        "natural noise is not credited across releases of shared rows)")
+    return Spent(eps=total_eps, delta=min(float(total_delta) + sampler, 1.0), releases=len(entries), method=method)

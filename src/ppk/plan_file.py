@@ -33,7 +33,7 @@ import itertools
 import math
 import sys
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Hashable
 
 from ._validate import real
 from .table_plan import TablePlan
@@ -94,7 +94,7 @@ class PlanFile:
             return TablePlan.worst_case(n=n, known=self.known, categories=self.categories,
                                         counts=self.counts(sigma=sigma), min_prob=self.min_prob)
         assert self.marginals is not None
-        probs = {c: math.prod(self.marginals[col][v] for col, v in zip(self.column_names, c))
+        probs: dict[Hashable, float] = {c: math.prod(self.marginals[col][v] for col, v in zip(self.column_names, c))
                  for c in self.categories}
         return TablePlan(n=n, known=self.known, probs=probs, counts=self.counts(sigma=sigma))
 
@@ -187,22 +187,22 @@ def read_plan(path: str) -> PlanFile:
             raise _fail(path, f"{where} must have exactly one of {list(_STAT_KINDS)} (and name, noise), got "
                               f"{sorted(stat)}")
         noise = _number(path, f"{where}.noise", stat.get("noise", 1.0), low=1e-6, high=1e6)
-        kind, spec = kinds[0], stat[kinds[0]]
+        kind, given = kinds[0], stat[kinds[0]]
         if kind == "count":
-            if not isinstance(spec, dict) or not spec or not set(spec) <= set(names):
-                raise _fail(path, f"{where}.count must map columns of [columns] to values, got {spec!r}")
-            for col, value in spec.items():
+            if not isinstance(given, dict) or not given or not set(given) <= set(names):
+                raise _fail(path, f"{where}.count must map columns of [columns] to values, got {given!r}")
+            for col, value in given.items():
                 if value not in domain[col]:
                     raise _fail(path, f"{where}.count: {value!r} is not a value of column {col!r}")
-            cell = tuple(c for c in categories if all(c[names.index(col)] == v for col, v in spec.items()))
-            labels: tuple[str, ...] = (",".join(f"{col}={v}" for col, v in spec.items()),)
+            cell = tuple(c for c in categories if all(c[names.index(col)] == v for col, v in given.items()))
+            labels: tuple[str, ...] = (",".join(f"{col}={v}" for col, v in given.items()),)
             cells: tuple = (cell,)
         else:
-            cols = [spec] if kind == "histogram" else spec
+            cols = [given] if kind == "histogram" else given
             if not isinstance(cols, list) or not cols or not all(isinstance(c, str) and c in domain for c in cols) \
                     or len(set(cols)) != len(cols):
                 raise _fail(path, f"{where}.{kind} must name {'a column' if kind == 'histogram' else 'columns'} of "
-                                  f"[columns], got {spec!r}")
+                                  f"[columns], got {given!r}")
             groups = list(itertools.product(*(domain[c] for c in cols)))
             labels = tuple(",".join(f"{col}={v}" for col, v in zip(cols, g)) for g in groups)
             cells = tuple(tuple(c for c in categories if all(c[names.index(col)] == v for col, v in zip(cols, g)))

@@ -18,6 +18,8 @@ from ..release import release
 from ._args import (add_command, add_json_flag, add_query_args, add_seed_args, call_seeded, open_delta, positive_eps,
                     release_rng, whole)
 from ._emit import exp_rounded_up, fmt_from_log, fmt_number, print_json, print_ledger, print_record, print_table
+from ._ledger import add_ledger_args, gaussian_mechanisms, open_ledger, print_total, settle
+from ._ledger import entry as ledger_entry
 from ._records import add_commitment_arg, add_large_eps_flag, committed_release, file_input, stated_warning
 
 
@@ -142,6 +144,7 @@ def _run_alg2(args: argparse.Namespace) -> int:
 
 def _run_release(args: argparse.Namespace) -> int:
     rng = release_rng(args)
+    ledger = open_ledger(args)
     read, out = committed_release(
         args, lambda key: read_binary_column(args.csv, args.column, key=key),
         lambda data: call_seeded(release, count=data.counts[1], n=data.rows, known=args.known, eps=args.eps,
@@ -149,10 +152,23 @@ def _run_release(args: argparse.Namespace) -> int:
                                  hoeffding=args.hoeffding, rng=rng, noise=args.noise,
                                  allow_large_eps=args.allow_large_eps))
     public = out.public(input=file_input(read, args.column))
+    if ledger is not None:
+        cal = out.calibration
+        estimate = [dict(kind="pure", eps=cal.eps_estimate)]
+        settle(ledger, ledger_entry(command="release", path=args.csv, column=args.column, rows=read.rows,
+                                    record=public["record"], statistics="count of 1s",
+                                    mechanisms=estimate + gaussian_mechanisms(cal.sigma, 1.0, law=cal.law)),
+               public, refused_entry=ledger_entry(command="release (refused by the ledger: its estimate only)",
+                                                  path=args.csv, column=args.column, rows=read.rows,
+                                                  record=dict(guarantee=dict(eps=cal.eps_estimate, delta=0.0,
+                                                                             delta_sampler=0.0)),
+                                                  statistics="the count estimate of Algorithm 2",
+                                                  mechanisms=estimate))
     if args.json:
         print_json(public)
     else:
         print_ledger(out.calibration.ledger(), public["record"], value=out.value)
+        print_total(public)
     return 0
 
 
@@ -233,6 +249,7 @@ def register(sub: Any) -> None:
     r.add_argument("--csv", required=True, help="CSV file with a header row")
     r.add_argument("--column", required=True, help="name of the 0/1 column")
     add_commitment_arg(r)
+    add_ledger_args(r)
     _add_alg2_args(r)
 
     v = add_command(sub, "verify-input", _run_verify_input, description=_VERIFY,

@@ -15,6 +15,8 @@ from ..release import release
 from ..records import exact_warning, guarantee, make_record
 from ._args import add_command, add_json_flag, add_seed_args, call_seeded, open_delta, release_rng, whole
 from ._emit import NOT_PRIVATE, exp_rounded_up, fmt_from_log, fmt_number, print_json, print_record, print_table
+from ._ledger import add_ledger_args, gaussian_mechanisms, open_ledger, print_total, settle
+from ._ledger import entry as ledger_entry
 from ._records import add_commitment_arg, add_large_eps_flag, committed_release, file_input, stated_warning
 
 
@@ -177,6 +179,7 @@ def _release(args: argparse.Namespace) -> int:
         raise ValueError(f"eps must be positive (a privacy budget eps > 0), got {args.eps[0]!r}")
     categories = _release_categories(args)
     probs, belief = _histogram_belief(args, len(categories))
+    ledger = open_ledger(args)
     # --min-prob: the release takes the floor itself (its covering belief may have a category more than the bins)
     belief_kwargs = dict(min_prob=args.min_prob) if args.min_prob is not None else dict(probs=probs)
     read, out = committed_release(
@@ -186,6 +189,10 @@ def _release(args: argparse.Namespace) -> int:
     cal = out.calibration
     public = out.public(categories=categories, input=file_input(read, args.column))
     public["belief"] = belief
+    # plain DP of the histogram: one row moves between two bins, L2 sensitivity sqrt 2
+    settle(ledger, ledger_entry(command="histogram", path=args.csv, column=args.column, rows=read.rows,
+                                record=public["record"], statistics=f"histogram of {len(categories)} categories",
+                                mechanisms=gaussian_mechanisms(cal.scale, math.sqrt(2.0))), public)
     if args.json:
         print_json(public)
         return 0
@@ -202,6 +209,7 @@ def _release(args: argparse.Namespace) -> int:
     print(f"certified delta at sigma: {cal.delta_achieved:.6g}; plain DP would add sigma = {cal.scale_dp:.6g} "
           f"(noise saved: {100 * cal.noise_saved:.1f}%)")
     print_record(public["record"])
+    print_total(public)
     return 0
 
 
@@ -236,6 +244,7 @@ def register(sub: Any) -> None:
     hg.add_argument("--csv", default=None, help="CSV file with a header row: release its --column")
     hg.add_argument("--column", default=None, help="the categorical column of --csv")
     add_commitment_arg(hg)
+    add_ledger_args(hg)
     add_large_eps_flag(hg)
     add_seed_args(hg)
     add_json_flag(hg)
