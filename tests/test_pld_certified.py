@@ -193,3 +193,13 @@ def test_no_cap_where_mass_sits_at_an_infinite_loss_or_the_loss_is_unbounded():
     mixed = PLD.from_gaussian(sigma=1.0, value_discretization_interval=1e-2).compose(
         PLD.from_laplace(scale=1.0, value_discretization_interval=1e-2))
     assert mixed._cap() == math.inf and mixed.delta_bracket(3.0)[0] > 0     # a Gaussian's loss is unbounded
+
+
+# ------------------------------------------------------------------ refused up front
+def test_a_plan_that_would_take_minutes_is_refused_with_its_estimate():
+    """Subsampled Gaussian sigma 1, q 0.001, 10^9 steps: its window is 2^24 points, and one eps took 67 s; now
+    self_compose refuses at once and says how long it would take."""
+    one = PLD.from_gaussian_mechanism(1.0, sampling_prob=0.001)
+    with pytest.raises(ValueError, match=r"s per tilt and \d+ s per eps searched"):
+        one.self_compose(10**9)
+    one.self_compose(10**6)     # a window of ~2^21 points is evaluated as before
