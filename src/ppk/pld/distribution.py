@@ -540,11 +540,12 @@ def _to_double(x: npt.NDArray[np.longdouble], *, up: bool) -> npt.NDArray[np.flo
 
 def _exp_up(log_x: npt.NDArray[np.longdouble]) -> npt.NDArray[np.longdouble]:
     """e^log_x in long double, raised by the exp's rounding (an upper end stays above the truth)."""
-    return np.exp(np.asarray(log_x, dtype=LD)) * LD(1 + 4 * _U_LD)
+    # (1 + 4u in long double: the same sum in Python floats is 1.0); never above 1, which no delta exceeds
+    return np.minimum(np.exp(np.asarray(log_x, dtype=LD)) * (LD(1) + LD(4 * _U_LD)), LD(1))
 
 
 def _exp_down(log_x: npt.NDArray[np.longdouble]) -> npt.NDArray[np.longdouble]:
-    return np.exp(np.asarray(log_x, dtype=LD)) * LD(1 - 4 * _U_LD)
+    return np.exp(np.asarray(log_x, dtype=LD)) * (LD(1) - LD(4 * _U_LD))
 
 
 def _log_slack(log_x: npt.NDArray[np.longdouble]) -> npt.NDArray[np.longdouble]:
