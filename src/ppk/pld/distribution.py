@@ -500,6 +500,8 @@ class PrivacyLossDistribution:
     # ------------------------------------------------------------------ coarsening
     def _coarsen(self) -> None:
         """Merge bucket pairs in both representations: Delta doubles (a plan's vectors composed first)."""
+        if self._plan is not None:
+            self._max_loss = plan_cap(self._plan.factors)     # the plan's cap outlives it
         self._plan = None
         self._buckets.coarsen(self.value_discretization_interval)
         self._atoms.coarsen(self.value_discretization_interval)
