@@ -444,7 +444,9 @@ class PrivacyLossDistribution:
         return hi if self.pessimistic_estimate else lo
 
     def get_epsilon_for_delta(self, delta: float) -> float:
-        """Smallest eps >= 0 whose upper bound is <= delta (inf if the infinity masses exceed delta)."""
+        """Smallest eps >= 0 whose upper bound is <= delta (inf if the infinity masses, or the bound's own error
+        terms, exceed delta at every eps); never NaN, and never above the pure-DP cap of a plan whose every part
+        has a bounded loss (docs/accuracy.md, "The pure-DP cap")."""
         delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False)
         # pure DP: delta(eps) = 0 from the cap on, so the answer is at most the cap (a double >= the largest loss)
         return min(self._search_epsilon(delta), self._cap())
