@@ -109,14 +109,15 @@ def _upper_end(e, eps, dx, m: _Masses, sums, order, inf_upper, inf_lower, rel, r
     if order == 0:   # H(P || Q): atoms with k Delta > eps
         j = np.searchsorted(k * dx, eps, side="right")
         sp, sq = sums[2][j], sums[3][j]
-        # the P-mass of the buckets reaching above eps: atoms above eps - reach Delta (a hair lower: rounding)
-        near = sums[2][np.searchsorted(k * dx, eps - reach * dx * (1 + 1e-9), side="right")]
+        # the P-mass of the buckets reaching above eps: from `reach` grid steps below the first atom above eps
+        # (the atoms are contiguous on the grid); none when no atom lies above eps
+        near = np.where(j < n, sums[2][np.maximum(j - reach, 0)], LD(0))
         inf, over, err_a, err_b = inf_upper, m.overflow_p, m.err_p, m.err_q
         count = n - j
     else:            # H(Q || P): atoms with k Delta < -eps
         j = np.searchsorted(k * dx, -eps, side="left")
         sp, sq = sums[1][j], sums[0][j]
-        near = sums[1][np.searchsorted(k * dx, -eps + reach * dx * (1 + 1e-9), side="left")]
+        near = np.where(j > 0, sums[1][np.minimum(j + reach, n)], LD(0))
         inf, over, err_a, err_b = inf_lower, m.overflow_q, m.err_q, m.err_p
         count = j
     value = np.maximum(_tail_difference(e, sp, sq), LD(0))

@@ -110,7 +110,10 @@ class _UpperTilt:
         base = value + slack + err + self.beyond + gap
         # the leaves' masses within rel of the truth move the upper end by rel times the P-mass of the atoms
         # within ``reach`` steps below eps and above (ppk.pld._bracket.mass_error: the dominating pair's split)
-        jr = np.searchsorted(self.edges, eps - self.reach * self.dx * (1 + 1e-9), side="right")
+        # from `reach` steps below the first atom above eps (the window is contiguous); past the window's end,
+        # the atoms within reach of eps, found by loss (a hair further down: rounding)
+        jr = np.where(j < self.edges.size, np.maximum(j - self.reach, 0),
+                      np.searchsorted(self.edges, eps - self.reach * self.dx * (1 + 1e-9), side="right"))
         near = (self.s_p[jr].astype(LD) * LD(1 + self.gamma) + self.beyond
                 + _scaled(tl.err2, np.sqrt(self.s_w2[jr].astype(LD)) * LD(1 + self.gamma))
                 + np.where(jr == 0, LD(tl.below) * np.exp(tl.log_z - LD(tl.t) * (e / LD(self.dx) - self.reach)
