@@ -67,7 +67,8 @@ def compose(a: Any, b: Any, *, independent: bool | None, truncate: bool, eager: 
                  runs=first._runs + second._runs, reach=max(first._reach, second._reach))
     out._one_sided = first._one_sided and second._one_sided    # one adjacency's only when both are
     # the largest losses add (each part's cap is a double >= its own): their sum, exactly, rounded up
-    out._max_loss = _plan_cap([(first, 1), (second, 1)])
+    cap = _plan_cap([(first, 1), (second, 1)])
+    out._max_loss = cap if math.isfinite(cap) else None
     return out
 
 

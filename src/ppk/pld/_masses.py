@@ -193,8 +193,9 @@ def round_up(x: Fraction) -> float:
 
 
 def plan_cap(factors) -> float:
-    """sum k_i cap_i over a plan's leaves, exactly, rounded up (inf if some leaf has none)."""
+    """sum k_i cap_i over a plan's leaves (each its ``_max_loss``, or its own plan's sum), exactly, rounded up;
+    inf if some leaf has none (None)."""
     caps = [(plan_cap(leaf._plan.factors) if leaf._plan is not None else leaf._max_loss, k) for leaf, k in factors]
-    if any(not math.isfinite(c) for c, _ in caps):
+    if any(c is None or not math.isfinite(c) for c, _ in caps):
         return math.inf
     return round_up(sum((Fraction(c) * k for c, k in caps), Fraction(0)))

@@ -117,9 +117,9 @@ class PrivacyLossDistribution:
         self._gaussian_mu: float | None = None    # a Gaussian mechanism's s / sigma (plans merge them exactly)
         self._finite_pair: tuple[Any, Any] | None = None   # a finite pair's (p, q) where both > 0 (from_pmfs)
         self._finite_rtol = 0.0    # the relative error of each of those masses (a query's computed pmfs; 0: given)
-        # a bound (>= the truth) on |loss| of the pair where it is finite; finite for a pure-DP mechanism, whose
+        # a bound (>= the truth) on |loss| of the pair where it is finite, for a pure-DP mechanism (None: none), whose
         # delta is 0 beyond it when no mass sits at an infinite loss (docs/accuracy.md, "The pure-DP cap")
-        self._max_loss = math.inf
+        self._max_loss: float | None = None
         # True: the pair is one adjacency's ("remove" or "add" alone) and only H(P || Q) is reported; else the
         # larger of both orders (add or remove, the default)
         self._one_sided = False
@@ -373,9 +373,7 @@ class PrivacyLossDistribution:
         sits at an infinite loss (delta(eps) = 0 for eps >= it, eps(delta) <= it); inf otherwise."""
         if self.infinity_mass_upper > 0 or self.infinity_mass_lower > 0:
             return math.inf
-        if self._plan is not None:
-            return plan_cap(self._plan.factors)
-        return self._max_loss
+        return plan_cap([(self, 1)])
 
     def _curve(self) -> Any:
         """A plan's reader (ppk.pld._plan; a Gaussian mechanism's closed form), None for other leaves."""
@@ -503,7 +501,8 @@ class PrivacyLossDistribution:
     def _coarsen(self) -> None:
         """Merge bucket pairs in both representations: Delta doubles (a plan's vectors composed first)."""
         if self._plan is not None:
-            self._max_loss = plan_cap(self._plan.factors)     # the plan's cap outlives it
+            cap = plan_cap(self._plan.factors)     # the plan's cap outlives it
+            self._max_loss = cap if math.isfinite(cap) else None
         self._plan = None
         self._buckets.coarsen(self.value_discretization_interval)
         self._atoms.coarsen(self.value_discretization_interval)
@@ -536,10 +535,11 @@ _U_LD = float(np.finfo(LD).eps)
 def _to_double(x: npt.NDArray[np.longdouble], *, up: bool) -> npt.NDArray[np.float64]:
     """Long doubles as doubles rounded outward: up (an upper end) or down (a lower end), never to nearest."""
     x = np.asarray(x, dtype=LD)
-    y = x.astype(np.float64)
-    with np.errstate(invalid="ignore"):
+    with np.errstate(over="ignore"):     # beyond the double range: inf, which nextafter leaves alone
+        y = x.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
         off = y.astype(LD) < x if up else y.astype(LD) > x
-    return np.where(off, np.nextafter(y, np.inf if up else -np.inf), y)
+        return np.where(off, np.nextafter(y, np.inf if up else -np.inf), y)
 
 
 def _exp_up(log_x: npt.NDArray[np.longdouble]) -> npt.NDArray[np.longdouble]:

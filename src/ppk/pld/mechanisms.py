@@ -213,9 +213,13 @@ def laplace(make: Callable[..., T], scale: object, sensitivity: object, value_di
     return out
 
 
-def laplace_loss_bound(s: float, b: float) -> float:
-    """s/b rounded up: the Laplace mechanism's largest |loss| (its pure-DP eps), never below the true one."""
-    return round_up(Fraction(s) / Fraction(b))
+def laplace_loss_bound(s: float, b: float) -> float | None:
+    """s/b rounded up: the Laplace mechanism's largest |loss| (its pure-DP eps), never below the true one; None
+    beyond the double range."""
+    try:
+        return round_up(Fraction(s) / Fraction(b))
+    except OverflowError:
+        return None
 
 
 def pmfs_of_mappings(log_probability_mass_function_lower: Mapping[Any, float],

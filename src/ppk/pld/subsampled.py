@@ -181,6 +181,7 @@ def laplace(make: Callable[..., T], scale: object, sensitivity: object, sampling
     # pure DP: |L| <= max(L(e0), -L(-e0)) in both orders.  Each is a few roundings of expm1, a product and
     # log1p; log1p(y) near y = -q amplifies them by at most 1/(1 - q): 1e-13/(1 - q) relative covers that
     e0_up = mechanisms.laplace_loss_bound(s, b)
-    top = max(math.log1p(q * math.expm1(e0_up)), -math.log1p(q * math.expm1(-e0_up)))
-    setattr(out, "_max_loss", math.nextafter(top * (1 + 1e-13 / (1 - q)), math.inf))
+    if e0_up is not None:
+        top = max(subsampled_loss(e0_up, q), -subsampled_loss(-e0_up, q))
+        setattr(out, "_max_loss", math.nextafter(top * (1 + 1e-13 / (1 - q)), math.inf))
     return out
