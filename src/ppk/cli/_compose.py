@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import math
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
+from fractions import Fraction
 from typing import Any, NamedTuple
 
 from ..pld import PrivacyLossDistribution as PLD
@@ -131,8 +132,64 @@ def build(runs: Runs, *, sensitivity: float, interval: float, adjacency: str = "
         raise ValueError(f"--{runs.option} {runs.text}: {_in_cli_terms(str(exc))}") from None
 
 
+def _merged_gaussians(plan: list[Runs]) -> list[Runs]:
+    """Two or more --gaussian options as one: k runs of deviations sigma_i are one Gaussian mechanism of
+    1/sigma^2 = sum k_i / sigma_i^2 (their losses are normal and add; docs/accuracy.md, "Composition without
+    the floor"), summed exactly and rounded down (a smaller sigma only raises delta).  Each option built alone
+    held its own loss vectors: 2,000 options took 7.9 GB and 84 s before failing."""
+    gaussians = [r for r in plan if r.option == "gaussian"]
+    if len(gaussians) < 2:
+        return plan
+    total = sum((Fraction(r.times) / Fraction(r.values[0]) ** 2 for r in gaussians), Fraction(0))
+    sigma = math.sqrt(float(1 / total))
+    for _ in range(3):    # the quotient's and the square root's roundings, half an ulp each, and one to spare
+        sigma = math.nextafter(sigma, 0.0)
+    merged = Runs("gaussian", " + ".join(r.text for r in gaussians), (sigma,), 1)
+    return [r for r in plan if r.option != "gaussian"] + [merged]
+
+
+#: The most loss-grid entries the distinct runs of a plan may hold (each ~100 bytes with its dominating pair
+#: and its tilted factor): about 2 GB.
+MAX_PLAN_ENTRIES = 20_000_000
+
+
+def _entries(runs: Runs, *, sensitivity: float, interval: float) -> float:
+    """About how many grid entries one run's PLD holds (before it is built), at most the builders' 2^20."""
+    from ..pld.subsampled import subsampled_loss
+
+    v = runs.values
+    if runs.option == "gaussian":
+        r = sensitivity / v[0]
+        span = r * r / 2 + 42 * r          # loss mean r^2/2, deviation r, tails to e^-800 (42 deviations)
+    elif runs.option == "laplace":
+        span = 2 * sensitivity / v[0]
+    elif runs.option == "subsampled-gaussian":
+        r = sensitivity / v[0]
+        z = 42 * r + r * r / 2
+        span = subsampled_loss(z, v[1]) - subsampled_loss(-z, v[1])
+    elif runs.option == "subsampled-laplace":
+        e0 = sensitivity / v[0]
+        span = subsampled_loss(e0, v[1]) - subsampled_loss(-e0, v[1])
+    else:
+        return 2.0
+    return min(span / interval + 4, float(1 << 20))
+
+
+def _check_size(plan: list[Runs], *, sensitivity: float, interval: float) -> None:
+    """Refuse, before building anything, a plan whose distinct runs would hold more than MAX_PLAN_ENTRIES."""
+    entries = sum(_entries(r, sensitivity=sensitivity, interval=interval) for r in plan)
+    if entries > MAX_PLAN_ENTRIES:
+        raise ValueError(
+            f"the plan's {len(plan):,} mechanism options would hold about {entries:.3g} loss-grid entries (about "
+            f"{entries * 100 / 1e9:.2g} GB, more than the {MAX_PLAN_ENTRIES:.3g} entries ppk compose allows): give "
+            "repeated runs of one mechanism as one option with xK (--laplace 20x500, not 500 options), fewer "
+            "distinct mechanisms, or a coarser --interval")
+
+
 def compose_plan(plan: list[Runs], *, sensitivity: float, interval: float, adjacency: str = "add_or_remove") -> PLD:
-    """The plan's PLD: its runs composed in the order typed."""
+    """The plan's PLD: its runs composed in the order typed (several --gaussian options merged into one)."""
+    plan = _merged_gaussians(plan)
+    _check_size(plan, sensitivity=sensitivity, interval=interval)
     out: PLD | None = None
     for runs in plan:
         part = build(runs, sensitivity=sensitivity, interval=interval, adjacency=adjacency)
@@ -191,7 +248,10 @@ def _epsilon_row(pld: PLD, delta: float) -> dict:
     """The certified eps at ``delta`` and the delta bracket there."""
     e = pld.get_epsilon_for_delta(delta)
     bracket = _curve_rows(pld, [e])[0] if math.isfinite(e) else {}
-    return dict(delta=delta, eps=e, **{f"at_eps_{k}": v for k, v in bracket.items() if k != "eps"})
+    row = dict(delta=delta, eps=e, **{f"at_eps_{k}": v for k, v in bracket.items() if k != "eps"})
+    if not math.isfinite(e):   # why: outcomes at an infinite loss (distinguishing events), or only numerics
+        row["infinite_loss_mass"] = float(max(pld.infinity_mass_upper, pld.infinity_mass_lower))
+    return row
 
 
 def _check_targets(args: argparse.Namespace) -> None:
@@ -213,7 +273,12 @@ def _check_targets(args: argparse.Namespace) -> None:
 
 def _bracket_text(row: dict) -> str:
     if not math.isfinite(row["eps"]):
-        return "no eps: the plan's infinite-loss mass exceeds delta"
+        mass = row.get("infinite_loss_mass", 0.0)
+        if mass > 0:
+            return f"no eps: the plan's infinite-loss mass ({_round_sig(mass, 3, up=False)}) exceeds delta"
+        return ("no eps: the certified upper end stays above delta at every eps (the tails cut off when the "
+                "mechanisms were built, and the bracket's error bounds, count as an infinite loss); a finer "
+                "--interval may help")
     return (f"[{_fmt_delta(row['at_eps_delta_lower'], row['at_eps_log_delta_lower'], up=False)}, "
             f"{_fmt_delta(row['at_eps_delta_upper'], row['at_eps_log_delta_upper'], up=True)}]")
 

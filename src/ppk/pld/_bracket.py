@@ -24,6 +24,8 @@ orders come from the same object (L -> -L swaps the masses), and
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import numpy.typing as npt
 
@@ -63,18 +65,33 @@ def prefix_sums(atoms: _Masses, buckets: _Masses) -> tuple:
 
 
 def ends(eps: npt.NDArray[np.float64], dx: float, atoms: _Masses, buckets: _Masses, sums: tuple,
-         inf_upper: np.longdouble, inf_lower: np.longdouble, *, orders: tuple[int, ...] = (0, 1)
-         ) -> tuple[npt.NDArray[np.longdouble], npt.NDArray[np.longdouble]]:
+         inf_upper: np.longdouble, inf_lower: np.longdouble, *, orders: tuple[int, ...] = (0, 1), runs: int = 1,
+         reach: int = 1) -> tuple[npt.NDArray[np.longdouble], npt.NDArray[np.longdouble]]:
     """(lower, upper) of max over ``orders`` (0: H(P || Q), 1: H(Q || P)) of delta at every eps (long double),
-    vectorised."""
+    vectorised.  ``runs``, ``reach``: see :func:`mass_error`."""
     atom_sums, bucket_sums = sums
     e = eps.astype(LD)
     up = np.zeros(eps.shape, dtype=LD)
     lo = np.zeros(eps.shape, dtype=LD)
+    rel = mass_error(runs)
     for order in orders:
-        up = np.maximum(up, _upper_end(e, eps, dx, atoms, atom_sums, order, inf_upper, inf_lower))
-        lo = np.maximum(lo, _lower_end(e, eps, dx, buckets, bucket_sums, order, inf_upper, inf_lower))
+        up = np.maximum(up, _upper_end(e, eps, dx, atoms, atom_sums, order, inf_upper, inf_lower, rel, reach))
+        lo = np.maximum(lo, _lower_end(e, eps, dx, buckets, bucket_sums, order, inf_upper, inf_lower, rel))
     return np.minimum(lo, up), np.minimum(up, LD(1))
+
+
+def mass_error(runs: int) -> float:
+    """The relative error of masses composed of ``runs`` built PLDs, each built mass within _MASS_RTOL of the
+    truth (docs/accuracy.md, "Rounding").
+
+    Where it lands in the upper end: the dominating pair splits a bucket [lo, hi] into atoms at its edges,
+    p_hi = (P - Q e^lo)/(1 - e^-(hi - lo)), so an error of P or Q is amplified by ~1/Delta in the atoms; but
+    the upper end at eps in [lo, hi) reads p_hi (1 - e^(eps - hi)), whose error is at most rel (P + e^eps Q):
+    the whole bucket's masses, its lower atom's included.  So the allowance is rel times the P-mass of the
+    atoms within ``reach`` grid steps below eps and above (e^eps Q <= e^(reach Delta) P there).  A builder's
+    bucket spans one step (reach 1); composing keeps the largest reach, a further split (coarsening) of
+    reach r leaves ceil((r + 1) / 2) steps of the doubled grid."""
+    return math.expm1(runs * math.log1p(_MASS_RTOL))
 
 
 def _tail_difference(e, sum_p, sum_q):
@@ -85,29 +102,35 @@ def _tail_difference(e, sum_p, sum_q):
         return sum_p - np.exp(e + np.log(sum_q))
 
 
-def _upper_end(e, eps, dx, m: _Masses, sums, order, inf_upper, inf_lower):
+def _upper_end(e, eps, dx, m: _Masses, sums, order, inf_upper, inf_lower, rel, reach):
     """The dominating pair's delta: every atom above eps contributes P - e^eps Q exactly."""
     n = m.p.size
     k = np.arange(m.offset, m.offset + n)
     if order == 0:   # H(P || Q): atoms with k Delta > eps
         j = np.searchsorted(k * dx, eps, side="right")
         sp, sq = sums[2][j], sums[3][j]
+        # the P-mass of the buckets reaching above eps: from `reach` grid steps below the first atom above eps
+        # (the atoms are contiguous on the grid); none when no atom lies above eps
+        near = np.where(j < n, sums[2][np.maximum(j - reach, 0)], LD(0))
         inf, over, err_a, err_b = inf_upper, m.overflow_p, m.err_p, m.err_q
         count = n - j
     else:            # H(Q || P): atoms with k Delta < -eps
         j = np.searchsorted(k * dx, -eps, side="left")
         sp, sq = sums[1][j], sums[0][j]
+        near = np.where(j > 0, sums[1][np.minimum(j + reach, n)], LD(0))
         inf, over, err_a, err_b = inf_lower, m.overflow_q, m.err_q, m.err_p
         count = j
     value = np.maximum(_tail_difference(e, sp, sq), LD(0))
-    # rounding: the cumulative sums (n ulps of long double), the builders' masses (_MASS_RTOL),
-    # and the convolutions' error: sum |error| over `count` entries <= sqrt(count) * 2-norm
+    # rounding: the cumulative sums (n ulps of long double), the builders' masses (mass_error: rel of P + e^eps Q
+    # over the buckets reaching above eps, e^eps Q <= e^(reach Delta) P there; the true masses within (1 + rel)
+    # of the computed ones), and the convolutions' error: sum |error| over `count` entries <= sqrt(count) * 2-norm
     fft = _noise_term(count, e, err_a, err_b)
-    slack = LD(_MASS_RTOL + 4 * n * _convolution.U_LD) * (2 * sp + inf)
+    built = LD(rel * (1 + rel)) * (LD(1 + math.exp(reach * dx)) * near + inf)
+    slack = built + LD(4 * n * _convolution.U_LD) * (2 * sp + inf)
     return value + inf + over + fft + slack
 
 
-def _lower_end(e, eps, dx, m: _Masses, sums, order, inf_upper, inf_lower):
+def _lower_end(e, eps, dx, m: _Masses, sums, order, inf_upper, inf_lower, rel):
     """The bucket representation's lower end: buckets entirely above eps exactly, the ones that
     straddle eps by (P - e^eps Q)_+ (Jensen), minus every rounding bound."""
     n = m.p.size
@@ -161,7 +184,14 @@ def _lower_end(e, eps, dx, m: _Masses, sums, order, inf_upper, inf_lower):
     inf = inf_upper if order == 0 else inf_lower
     err_a, err_b = (m.err_p, m.err_q) if order == 0 else (m.err_q, m.err_p)
     fft = _noise_term(count, e, err_a, err_b)
-    slack = LD(_MASS_RTOL + gamma) * (2 * full_p + inf)
+    # the builders' masses (mass_error): rel of P + e^eps Q over every bucket read, the straddling ones included
+    if order == 0:
+        read_p, read_q = sums[2][j_str], sums[3][j_str]
+    else:
+        read_p, read_q = sums[1][j_str], sums[0][j_str]
+    with np.errstate(divide="ignore", over="ignore"):   # inf: the lower end is 0 there
+        built = LD(rel * (1 + rel)) * (read_p + np.exp(e + np.log(read_q)) + inf)
+    slack = built + LD(gamma) * (2 * full_p + inf)
     return np.maximum(value + inf - fft - slack, LD(0))
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from typing import Any, Hashable
 
-from ._masses import _compose_masses, _union
+from ._masses import _compose_masses, _union, plan_cap as _plan_cap
 from ._plan import Plan
 
 #: Most vector entries an eager self-composition convolves in all (the sum of the lengths of the operands):
@@ -63,8 +63,12 @@ def compose(a: Any, b: Any, *, independent: bool | None, truncate: bool, eager: 
                  infinity_mass_upper=_union(first.infinity_mass_upper, second.infinity_mass_upper),
                  infinity_mass_lower=_union(first.infinity_mass_lower, second.infinity_mass_lower),
                  pessimistic_estimate=a.pessimistic_estimate, max_buckets=max(first.max_buckets, second.max_buckets),
-                 composition=method, log_mass_truncation_bound=bound, shared_noise_key=key)
+                 composition=method, log_mass_truncation_bound=bound, shared_noise_key=key,
+                 runs=first._runs + second._runs, reach=max(first._reach, second._reach))
     out._one_sided = first._one_sided and second._one_sided    # one adjacency's only when both are
+    # the largest losses add (each part's cap is a double >= its own): their sum, exactly, rounded up
+    cap = _plan_cap([(first, 1), (second, 1)])
+    out._max_loss = cap if math.isfinite(cap) else None
     return out
 
 

@@ -80,8 +80,10 @@ def _log_factorials(k: int) -> tuple[Any, Any]:
     return lf, 2.0 * np.arange(k + 1) * _U * lf.astype(np.float64)
 
 
-def _leaf_classes(p: npt.NDArray[np.float64], q: npt.NDArray[np.float64], k: int) -> _Classes:
-    """The type classes of k runs of the finite pair (p, q) (every p_i, q_i > 0)."""
+def _leaf_classes(p: npt.NDArray[np.float64], q: npt.NDArray[np.float64], k: int, rtol: float = 0.0) -> _Classes:
+    """The type classes of k runs of the finite pair (p, q) (every p_i, q_i > 0), each mass within a relative
+    ``rtol`` of the truth: a class's log masses move by at most k rho and its loss by 2 k rho,
+    rho = -log(1 - rtol) (every class has k runs)."""
     m = p.size
     counts = _compositions(k, m)
     cl = counts.astype(LD)
@@ -103,8 +105,9 @@ def _leaf_classes(p: npt.NDArray[np.float64], q: npt.NDArray[np.float64], k: int
     loss = cl @ lam
     err_loss = (m + 3) * _U * (cf @ (np.abs(lp) + np.abs(lq) + np.abs(lam)).astype(np.float64))
     log_p, log_q = log_multi + sp, log_multi + sq
-    return _Classes(log_p, log_q, loss, err_multi + ep + _U * np.abs(log_p).astype(np.float64),
-                    err_multi + eq + _U * np.abs(log_q).astype(np.float64), err_loss)
+    given = k * -math.log1p(-rtol) * (1 + 1e-12) if rtol > 0 else 0.0
+    return _Classes(log_p, log_q, loss, err_multi + ep + _U * np.abs(log_p).astype(np.float64) + given,
+                    err_multi + eq + _U * np.abs(log_q).astype(np.float64) + given, err_loss + 2 * given)
 
 
 def class_count(factors: Sequence[tuple[Any, int]]) -> int | None:
@@ -125,6 +128,7 @@ def _log_infinity(factors: Sequence[tuple[Any, int]], order: int) -> tuple[LD, L
     """(lower, upper) log of the composed P-mass at loss +inf: tuples with some outcome that Q never gives,
     ``prod tot_i^k - prod fin_i^k`` (tot the P-mass given, fin its part where Q > 0), by log1p."""
     acc_tot, acc_ratio = LD(0), LD(0)
+    given = 0.0     # the masses' own relative error: k rho through tot^k, 3 rho more through the ratio (module)
     for leaf, k in factors:
         if leaf._gaussian_mu is not None:
             continue
@@ -136,13 +140,15 @@ def _log_infinity(factors: Sequence[tuple[Any, int]], order: int) -> tuple[LD, L
             continue
         acc_tot += LD(k) * np.log(tot)
         acc_ratio += LD(k) * np.log1p(-inf / tot)
+        if leaf._finite_rtol > 0:
+            given += (k + 3) * -math.log1p(-leaf._finite_rtol) * (1 + 1e-12)
     if acc_ratio == 0:
         return LD(-np.inf), LD(-np.inf)
     if acc_ratio == -np.inf:     # some leaf has no finite outcome: every tuple is at +inf
         value, size = acc_tot, abs(acc_tot)
     else:
         value, size = acc_tot + np.log(-np.expm1(acc_ratio)), abs(acc_tot) + abs(acc_ratio)
-    slack = LD(64 * _U) * (1 + size)
+    slack = LD(64 * _U) * (1 + size) + LD(given)
     return value - slack, value + slack
 
 
@@ -160,7 +166,7 @@ class EnumeratedCurve:
                 if leaf._gaussian_mu is not None:
                     continue
                 p, q = leaf._finite_pair if order == 0 else leaf._finite_pair[::-1]
-                mine = _leaf_classes(p, q, k)
+                mine = _leaf_classes(p, q, k, leaf._finite_rtol)
                 classes = mine if classes is None else classes.times(mine)
             assert classes is not None, "a plan of Gaussians alone is read in closed form (ppk.pld._plan)"
             self.orders.append((classes, _log_infinity(factors, order)))

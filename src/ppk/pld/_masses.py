@@ -19,6 +19,7 @@ bucketed pair -- the "connect-the-dots" PLD of Doroshenko et al. (2022), which d
 from __future__ import annotations
 
 import math
+from fractions import Fraction
 
 import numpy as np
 
@@ -183,3 +184,18 @@ def _compose_masses(a: _Masses, b: _Masses, method: str) -> _Masses:
 
 def _union(a, b):
     return a + b - a * b
+
+
+def round_up(x: Fraction) -> float:
+    """The least double >= x."""
+    y = float(x)
+    return math.nextafter(y, math.inf) if Fraction(y) < x else y
+
+
+def plan_cap(factors) -> float:
+    """sum k_i cap_i over a plan's leaves (each its ``_max_loss``, or its own plan's sum), exactly, rounded up;
+    inf if some leaf has none (None)."""
+    caps = [(plan_cap(leaf._plan.factors) if leaf._plan is not None else leaf._max_loss, k) for leaf, k in factors]
+    if any(c is None or not math.isfinite(c) for c, _ in caps):
+        return math.inf
+    return round_up(sum((Fraction(c) * k for c, k in caps), Fraction(0)))

@@ -26,6 +26,8 @@ from ._tilted_bracket import PlanCurve
 #: How deep the merged Gaussian leaf is built (its tails below e^-bound are counted as an infinite loss
 #: by the upper end): e^-800 is below every delta a double can hold.
 GAUSSIAN_LOG_BOUND = -800.0
+#: Most (window points) x (distinct factors) a plan's tilts may transform: ~8 s per tilt on one core.
+MAX_PLAN_WORK = 1 << 23
 
 
 class Plan:
@@ -115,11 +117,22 @@ class Plan:
         return self._curve
 
     def check_size(self) -> None:
-        """Refuse a plan whose tilted composition would not fit one FFT (raises ValueError, naming what to do)."""
+        """Refuse a plan whose tilted composition would not fit one FFT, or would take minutes (raises ValueError,
+        naming what to do): each tilt transforms every distinct factor on the window, about a microsecond per
+        point and factor on one core (measured: 16 s for one factor at 2^24 points), and a search for eps
+        takes a few tilts.  Subsampled Gaussian sigma 1, q 0.001, 10^9 steps: 67 s for one eps before."""
         factors = [_tilted.Factor(leaf._atoms.p, leaf._atoms.offset, k) for leaf, k in self.factors
                    if leaf._gaussian_mu is None]
         if factors:
-            _tilted.window_size(factors)
+            n = _tilted.window_size(factors)
+            work = n * (len(factors) + any(leaf._gaussian_mu is not None for leaf, _ in self.factors))
+            if work > MAX_PLAN_WORK:
+                raise ValueError(
+                    f"this plan's bracket is read off tilted compositions of {len(factors)} distinct privacy loss "
+                    f"distribution(s) on windows of {n:,} grid points: about {work * 1e-6:.0f} s per tilt and "
+                    f"{4 * work * 1e-6:.0f} s per eps searched on one core, more than the {MAX_PLAN_WORK:,} "
+                    "point-factors ppk evaluates: use a larger value_discretization_interval, "
+                    "fewer compositions or fewer distinct mechanisms")
 
 
 class _GaussianCurve:

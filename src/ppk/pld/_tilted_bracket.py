@@ -36,6 +36,9 @@ from ._masses import _MASS_RTOL, LD
 COVER_SDS = 3.0
 _T_MAX_LOSS = 1e5      # the largest tilt, per unit of loss ...
 _T_MAX_SPAN = 4000.0   # ... and per window: e^{t n} (and its square) stays inside the long-double range
+#: The least excess (in log delta) a search sees: every eps at least e^-1e4 below the target is as feasible as
+#: any other, and the excess stays finite where the upper end is 0 (log -inf).
+_EXCESS_FLOOR = 1e4
 _TRUST = 16.0          # a label enters the lower end when both its masses exceed this many error bounds
 
 
@@ -72,8 +75,8 @@ class _UpperTilt:
 
     _CLIP = 350.0
 
-    def __init__(self, tl: _tilted.Tilted, dx: float):
-        self.tl, self.dx = tl, dx
+    def __init__(self, tl: _tilted.Tilted, dx: float, reach: int = 1):
+        self.tl, self.dx, self.reach = tl, dx, reach
         lw = tl.log_weight()
         self.ref = lw[int(np.argmax(tl.c))]
         x = (lw - self.ref).astype(np.float64)
@@ -105,7 +108,18 @@ class _UpperTilt:
         # eps left of the window: the masses between eps and the window weigh at most e^{-t eps/dx} each
         gap = np.where(j == 0, LD(tl.below) * np.exp(tl.log_z - LD(tl.t) * (e / LD(self.dx)) - self.ref), LD(0))
         base = value + slack + err + self.beyond + gap
-        out = _log_or_minus_inf(base + _scaled(tl.rel, base), self.ref)
+        # the leaves' masses within rel of the truth move the upper end by rel times the P-mass of the atoms
+        # within ``reach`` steps below eps and above (ppk.pld._bracket.mass_error: the dominating pair's split)
+        # from `reach` steps below the first atom above eps (the window is contiguous); past the window's end,
+        # the atoms within reach of eps, found by loss (a hair further down: rounding)
+        jr = np.where(j < self.edges.size, np.maximum(j - self.reach, 0),
+                      np.searchsorted(self.edges, eps - self.reach * self.dx * (1 + 1e-9), side="right"))
+        near = (self.s_p[jr].astype(LD) * LD(1 + self.gamma) + self.beyond
+                + _scaled(tl.err2, np.sqrt(self.s_w2[jr].astype(LD)) * LD(1 + self.gamma))
+                + np.where(jr == 0, LD(tl.below) * np.exp(tl.log_z - LD(tl.t) * (e / LD(self.dx) - self.reach)
+                                                                   - self.ref), LD(0)))
+        straddle = _scaled(tl.rel * (1 + tl.rel) * (1 + math.exp(self.reach * self.dx)), near)
+        out = _log_or_minus_inf(base + _scaled(tl.rel, base) + straddle, self.ref)
         return np.where(self.huge[j] | ~np.isfinite(value), LD(0), out)
 
 
@@ -175,6 +189,7 @@ class _OrderCurve:
     def __init__(self, plan: Sequence[tuple[Any, int]], order: int, dx: float):
         self.dx = dx
         self.plan, self.order = plan, order
+        self.reach = max(leaf._reach for leaf, _ in plan)     # ppk.pld._bracket.mass_error
         self.atoms = []
         self._buckets: tuple[list[_tilted.Factor], list[_tilted.Factor]] | None = None   # made for the lower end
         m_up, m_true, q_cut = [], [], []
@@ -225,7 +240,7 @@ class _OrderCurve:
         if key not in self.upper_tilts:
             index = self._target(self.atoms, key * self.quantum)
             tl = _tilted.compose(self.atoms, t=_tilted.saddle(self.atoms, index, self.t_max), rtol=_MASS_RTOL)
-            self.upper_tilts[key] = _UpperTilt(tl, self.dx)
+            self.upper_tilts[key] = _UpperTilt(tl, self.dx, self.reach)
         return self.upper_tilts[key]
 
     def _lower_tilt(self, key: int) -> _LowerTilt:
@@ -332,5 +347,9 @@ def search_epsilon(log_upper: Any, log_delta: float, *, guess: float, step: floa
     target = log_target(math.exp(log_delta)) if log_delta > -745.0 else log_delta
     if floor > target:
         return math.inf, math.inf
-    found = smallest_feasible_near(lambda e: float(log_upper(e)) - target, guess, step, upper=upper, rtol=1e-13)
+    def excess(e: float) -> float:
+        # -inf past the plan's largest loss (delta is 0 there): a finite floor keeps it non-increasing, and
+        # keeps regula falsi's step finite (-inf made it inf/inf = NaN, returned as eps)
+        return max(float(log_upper(e)) - target, -_EXCESS_FLOOR)
+    found = smallest_feasible_near(excess, guess, step, upper=upper, rtol=1e-13)
     return (math.inf, math.inf) if found is None else (found.lower, found.x)

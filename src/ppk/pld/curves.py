@@ -20,7 +20,7 @@ import numpy as np
 
 from .._curve import ExactLoss, PrivacyCurve
 from .._logmath import log1mexp
-from ._masses import LD, MAX_BUILD_BUCKETS, _Masses
+from ._masses import _MASS_RTOL, LD, MAX_BUILD_BUCKETS, _Masses
 from .mechanisms import fitting_interval, from_pmfs, from_tails, gaussian
 
 T = TypeVar("T")
@@ -39,8 +39,10 @@ def from_exact_loss(make: Callable[..., T], curve: PrivacyCurve, exact: ExactLos
         return gaussian(make, exact.sigma, 1.0, dx, bound, pessimistic_estimate, max_buckets, "sigma")
     if exact.form == "pmfs":
         assert exact.pmfs is not None
+        # a query's pmfs are computed (a count's are exp of log pmfs in double): each mass is taken within the
+        # builders' relative allowance of the truth (docs/accuracy.md, "Rounding")
         return from_pmfs(make, exact.pmfs[0], exact.pmfs[1], value_discretization_interval=dx, tolerance=1e-6,
-                         pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
+                         pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets, mass_rtol=_MASS_RTOL)
     if exact.form != "tails":
         raise ValueError(f"{curve!r} names an unknown form of exact loss: {exact.form!r}")
     return _from_loss_tails(make, curve, exact.symmetric, dx=dx, bound=bound,

@@ -43,7 +43,7 @@ from .._validate import choice, flag, instance, integer, real, real_array, seque
 from . import _bracket, _composition, _convolution, curves, interop, mechanisms, subsampled
 from ._composition import MAX_SELF_COMPOSE_WORK
 from ._plan import Plan
-from ._masses import LD, MAX_BUILD_BUCKETS, _atoms_of, _check_max_buckets, _Masses
+from ._masses import LD, MAX_BUILD_BUCKETS, _atoms_of, _check_max_buckets, _Masses, plan_cap
 
 if TYPE_CHECKING:
     from ..counting import CountingQuery
@@ -104,15 +104,22 @@ class PrivacyLossDistribution:
 
     def _install(self, *, buckets: _Masses, atoms: _Masses, infinity_mass_upper: np.longdouble,
                  infinity_mass_lower: np.longdouble, pessimistic_estimate: bool, max_buckets: int, composition: str,
-                 log_mass_truncation_bound: float, shared_noise_key: Hashable | None) -> None:
+                 log_mass_truncation_bound: float, shared_noise_key: Hashable | None, runs: int = 1,
+                 reach: int | None = None) -> None:
         """Every field but the interval, from validated parts (the constructor and compose share it);
-        vectors longer than ``max_buckets`` are coarsened."""
+        vectors longer than ``max_buckets`` are coarsened.  ``runs`` and ``reach``: how many built PLDs the
+        vectors compose and how far below eps their rounding reaches (ppk.pld._bracket.mass_error); by default
+        a built one's, whose buckets span ceil(width) steps (1 up to the builders' slack)."""
         self.infinity_mass_upper = infinity_mass_upper   # loss +inf
         self.infinity_mass_lower = infinity_mass_lower   # loss -inf
         self._buckets_v, self._atoms_v = buckets, atoms
         self._plan: Plan | None = None            # a composition kept as its factors (ppk.pld._plan)
         self._gaussian_mu: float | None = None    # a Gaussian mechanism's s / sigma (plans merge them exactly)
         self._finite_pair: tuple[Any, Any] | None = None   # a finite pair's (p, q) where both > 0 (from_pmfs)
+        self._finite_rtol = 0.0    # the relative error of each of those masses (a query's computed pmfs; 0: given)
+        # a bound (>= the truth) on |loss| of the pair where it is finite, for a pure-DP mechanism (None: none), whose
+        # delta is 0 beyond it when no mass sits at an infinite loss (docs/accuracy.md, "The pure-DP cap")
+        self._max_loss: float | None = None
         # True: the pair is one adjacency's ("remove" or "add" alone) and only H(P || Q) is reported; else the
         # larger of both orders (add or remove, the default)
         self._one_sided = False
@@ -122,6 +129,10 @@ class PrivacyLossDistribution:
         self.log_mass_truncation_bound = log_mass_truncation_bound
         self._shared_noise_key = shared_noise_key
         self._sums: tuple | None = None
+        if reach is None:
+            width = buckets.width if buckets is not None else 1.0
+            reach = 1 if width <= 1 + 1e-6 else math.ceil(width)
+        self._runs, self._reach = runs, reach
         while buckets is not None and max(self._buckets.p.size, self._atoms.p.size) > self.max_buckets:
             # merging shrinks both vectors while they are longer than MIN_MAX_BUCKETS <= max_buckets, so
             # this ends within log2(length) passes; the checks keep it bounded whatever the fields hold
@@ -347,12 +358,22 @@ class PrivacyLossDistribution:
         curve = self._curve()
         if curve is not None:
             lo, up = curve.log_ends(eps)
-            return np.exp(lo), np.exp(up)
-        if self._sums is None:
-            self._sums = _bracket.prefix_sums(self._atoms, self._buckets)
-        return _bracket.ends(eps, self.value_discretization_interval, self._atoms, self._buckets, self._sums,
-                             self.infinity_mass_upper, self.infinity_mass_lower,
-                             orders=(0,) if self._one_sided else (0, 1))
+            lo, up = _exp_down(lo), _exp_up(up)
+        else:
+            if self._sums is None:
+                self._sums = _bracket.prefix_sums(self._atoms, self._buckets)
+            lo, up = _bracket.ends(eps, self.value_discretization_interval, self._atoms, self._buckets, self._sums,
+                                   self.infinity_mass_upper, self.infinity_mass_lower,
+                                   orders=(0,) if self._one_sided else (0, 1), runs=self._runs, reach=self._reach)
+        beyond = eps >= self._cap()      # pure DP: delta is 0 past the largest loss
+        return np.where(beyond, LD(0), lo), np.where(beyond, LD(0), up)
+
+    def _cap(self) -> float:
+        """The pure-DP cap: a double >= the pair's largest |loss| when every part has a finite one and no mass
+        sits at an infinite loss (delta(eps) = 0 for eps >= it, eps(delta) <= it); inf otherwise."""
+        if self.infinity_mass_upper > 0 or self.infinity_mass_lower > 0:
+            return math.inf
+        return plan_cap([(self, 1)])
 
     def _curve(self) -> Any:
         """A plan's reader (ppk.pld._plan; a Gaussian mechanism's closed form), None for other leaves."""
@@ -362,17 +383,21 @@ class PrivacyLossDistribution:
 
     def _upper_ld(self, eps: float) -> np.longdouble:   # a plan reads only its atoms' tilts
         curve = self._curve()
+        if eps >= self._cap():
+            return LD(0)
         if curve is not None:
-            return np.exp(curve.log_upper(np.array([eps], dtype=np.float64))[0])
+            return _exp_up(curve.log_upper(np.array([eps], dtype=np.float64)))[0]
         return self._ends(np.array([eps], dtype=np.float64))[1][0]
 
     def _map_eps(self, eps, fn):
+        """fn(lower, upper) of the long-double ends, each rounded outward to double (lower down, upper up)."""
         flat, scalar = real_array("eps", eps, minimum=0.0)
         lo, hi = fn(*self._ends(flat))
+        lo, hi = _to_double(lo, up=False), _to_double(hi, up=True)
         if scalar:
             return float(lo[0]), float(hi[0])
         shape = np.shape(eps)
-        return lo.astype(np.float64).reshape(shape), hi.astype(np.float64).reshape(shape)
+        return lo.reshape(shape), hi.reshape(shape)
 
     @overload
     def delta_bracket(self, eps: float) -> tuple[float, float]: ...
@@ -392,10 +417,15 @@ class PrivacyLossDistribution:
         curve = self._curve()
         if curve is not None:     # logs all the way (e^-22462 is 0 even in long double)
             flat, scalar = real_array("eps", eps, minimum=0.0)
-            lo, hi = (x.astype(np.float64) for x in curve.log_ends(flat))
+            lo, hi = curve.log_ends(flat)
+            beyond = flat >= self._cap()
+            lo = np.where(beyond, -np.inf, _to_double(lo - _log_slack(lo), up=False))
+            hi = np.where(beyond, -np.inf, _to_double(hi + _log_slack(hi), up=True))
             return (float(lo[0]), float(hi[0])) if scalar else (lo.reshape(np.shape(eps)), hi.reshape(np.shape(eps)))
-        with np.errstate(divide="ignore"):
-            return self._map_eps(eps, lambda lo, hi: (np.log(lo), np.log(hi)))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            # the long-double log rounds: a few of its ulps outward, then outward to double
+            return self._map_eps(eps, lambda lo, hi: (np.log(lo) - _log_slack(np.log(lo)),
+                                                      np.log(hi) + _log_slack(np.log(hi))))
 
     @overload
     def get_delta_for_epsilon(self, eps: float) -> float: ...
@@ -406,17 +436,26 @@ class PrivacyLossDistribution:
         curve = self._curve()
         if curve is not None and self.pessimistic_estimate:   # a plan reads only its atoms' tilts
             flat, scalar = real_array("eps", eps, minimum=0.0)
-            up = np.exp(curve.log_upper(flat)).astype(np.float64)
+            up = np.where(flat >= self._cap(), 0.0, _to_double(_exp_up(curve.log_upper(flat)), up=True))
             return float(up[0]) if scalar else up.reshape(np.shape(eps))
         lo, hi = self.delta_bracket(eps)
         return hi if self.pessimistic_estimate else lo
 
     def get_epsilon_for_delta(self, delta: float) -> float:
-        """Smallest eps >= 0 whose upper bound is <= delta (inf if the infinity masses exceed delta)."""
+        """Smallest eps >= 0 whose upper bound is <= delta (inf if the infinity masses, or the bound's own error
+        terms, exceed delta at every eps); never NaN, and never above the pure-DP cap of a plan whose every part
+        has a bounded loss (docs/accuracy.md, "The pure-DP cap")."""
         delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False)
+        # pure DP: delta(eps) = 0 from the cap on, so the answer is at most the cap (a double >= the largest loss)
+        return min(self._search_epsilon(delta), self._cap())
+
+    def _search_epsilon(self, delta: float) -> float:
+        target = LD(delta)
 
         def excess(e: float) -> float:   # non-increasing in e; feasible where <= 0
-            return float(self._upper_ld(e)) - delta
+            # compared in long double: the upper end rounded to double could pass where it exceeds delta
+            d = self._upper_ld(e) - target
+            return float(d) if d <= 0 or float(d) > 0 else 5e-324
 
         lo, curve = 0.0, self._curve()
         if curve is None:
@@ -461,10 +500,14 @@ class PrivacyLossDistribution:
     # ------------------------------------------------------------------ coarsening
     def _coarsen(self) -> None:
         """Merge bucket pairs in both representations: Delta doubles (a plan's vectors composed first)."""
+        if self._plan is not None:
+            cap = plan_cap(self._plan.factors)     # the plan's cap outlives it
+            self._max_loss = cap if math.isfinite(cap) else None
         self._plan = None
         self._buckets.coarsen(self.value_discretization_interval)
         self._atoms.coarsen(self.value_discretization_interval)
         self.value_discretization_interval *= 2
+        self._reach = max(1, math.ceil((self._reach + 1) / 2))
         self._sums = None
 
     def _coarsened(self) -> "PrivacyLossDistribution":
@@ -483,6 +526,36 @@ class PrivacyLossDistribution:
                 f"{float(self.infinity_mass_lower):.3g}, overflow {float(self.overflow_mass_upper):.3g}/"
                 f"{float(self.overflow_mass_lower):.3g})")
 
+
+
+#: Relative rounding of one long-double operation (exp, log), doubled.
+_U_LD = float(np.finfo(LD).eps)
+
+
+def _to_double(x: npt.NDArray[np.longdouble], *, up: bool) -> npt.NDArray[np.float64]:
+    """Long doubles as doubles rounded outward: up (an upper end) or down (a lower end), never to nearest."""
+    x = np.asarray(x, dtype=LD)
+    with np.errstate(over="ignore"):     # beyond the double range: inf, which nextafter leaves alone
+        y = x.astype(np.float64)
+    with np.errstate(invalid="ignore", over="ignore"):
+        off = y.astype(LD) < x if up else y.astype(LD) > x
+        return np.where(off, np.nextafter(y, np.inf if up else -np.inf), y)
+
+
+def _exp_up(log_x: npt.NDArray[np.longdouble]) -> npt.NDArray[np.longdouble]:
+    """e^log_x in long double, raised by the exp's rounding (an upper end stays above the truth)."""
+    # (1 + 4u in long double: the same sum in Python floats is 1.0); never above 1, which no delta exceeds
+    return np.minimum(np.exp(np.asarray(log_x, dtype=LD)) * (LD(1) + LD(4 * _U_LD)), LD(1))
+
+
+def _exp_down(log_x: npt.NDArray[np.longdouble]) -> npt.NDArray[np.longdouble]:
+    return np.exp(np.asarray(log_x, dtype=LD)) * (LD(1) - LD(4 * _U_LD))
+
+
+def _log_slack(log_x: npt.NDArray[np.longdouble]) -> npt.NDArray[np.longdouble]:
+    """A few ulps of a long-double log (0 where it is infinite)."""
+    with np.errstate(invalid="ignore"):
+        return np.where(np.isfinite(log_x), LD(4 * _U_LD) * (np.abs(log_x) + 1), LD(0))
 
 
 def _check_independent(independent: object) -> bool | None:

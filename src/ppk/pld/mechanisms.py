@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from fractions import Fraction
 from typing import Any, Callable, Mapping, TypeVar
 
 import numpy as np
@@ -18,7 +19,7 @@ import numpy.typing as npt
 
 from .. import _kernels
 from .._validate import flag, instance, real
-from ._masses import _SLACK, LD, _check_max_buckets
+from ._masses import _SLACK, LD, _check_max_buckets, round_up
 
 T = TypeVar("T")
 
@@ -63,12 +64,14 @@ def _log_interval_masses(log_sf_lo, log_sf_hi, log_cdf_lo, log_cdf_hi):
 
 def from_pmfs(make: Callable[..., T], pmf_upper: npt.ArrayLike, pmf_lower: npt.ArrayLike, *,
               value_discretization_interval: float, pessimistic_estimate: bool, tolerance: float,
-              max_buckets: int) -> T:
+              max_buckets: int, mass_rtol: float = 0.0) -> T:
     """From two pmfs on a common support: ``P = pmf_upper``, ``Q = pmf_lower``; loss log(P/Q).
 
     Each outcome goes to the bucket k = ceil(L / Delta), i.e. L in [(k-1) Delta, k Delta].
     The discretisation error of the reported bound is at most the P-mass of the one bucket
-    that straddles eps (per order); ``delta_bracket`` gives both ends.
+    that straddles eps (per order); ``delta_bracket`` gives both ends.  ``mass_rtol``: the relative error of
+    each mass given (a query's computed pmfs, ppk.pld.curves; 0 for pmfs taken as exact), which the exact
+    composition of the outcomes (ppk.pld._enumerated) covers.
     """
     pessimistic_estimate = flag("pessimistic_estimate", pessimistic_estimate)
     p, q = (_check_pmf(name, v, tolerance) for name, v in (("pmf_upper", pmf_upper), ("pmf_lower", pmf_lower)))
@@ -94,6 +97,13 @@ def from_pmfs(make: Callable[..., T], pmf_upper: npt.ArrayLike, pmf_lower: npt.A
                pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
     # the outcomes themselves: a plan with few runs of finite pairs composes them exactly (ppk.pld._enumerated)
     setattr(out, "_finite_pair", (p[both].copy(), q[both].copy()))
+    setattr(out, "_finite_rtol", float(mass_rtol))
+    if loss.size:
+        # |log p - log q| rounds (each log and the difference: u of the sizes), the masses' own error moves
+        # it by at most 2 mass_rtol/(1 - mass_rtol): a bound on the largest |loss|, for the pure-DP cap
+        lp, lq = np.abs(np.log(p[both])), np.abs(np.log(q[both]))
+        bound = np.abs(loss) + 2.3e-16 * (lp + lq + np.abs(loss)) + 2.1 * mass_rtol
+        setattr(out, "_max_loss", math.nextafter(float(np.max(bound)), math.inf))
     return out
 
 
@@ -197,8 +207,19 @@ def laplace(make: Callable[..., T], scale: object, sensitivity: object, value_di
     mq0 = np.zeros(mq_.size + 1, dtype=LD)
     mp0[1:], mq0[1:] = mp_, mq_
     mp0[0], mq0[0] = p_cdf[0], q_cdf[0]                               # the atom at -e0
-    return make(interval=dx, offset=-k_top, mass_upper=mp0, mass_lower=mq0, width=1 + 2 * _SLACK * (1 + k_top),
-                pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
+    out = make(interval=dx, offset=-k_top, mass_upper=mp0, mass_lower=mq0, width=1 + 2 * _SLACK * (1 + k_top),
+               pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
+    setattr(out, "_max_loss", laplace_loss_bound(s, b))   # pure DP: |L| <= s/b (docs/accuracy.md)
+    return out
+
+
+def laplace_loss_bound(s: float, b: float) -> float | None:
+    """s/b rounded up: the Laplace mechanism's largest |loss| (its pure-DP eps), never below the true one; None
+    beyond the double range."""
+    try:
+        return round_up(Fraction(s) / Fraction(b))
+    except OverflowError:
+        return None
 
 
 def pmfs_of_mappings(log_probability_mass_function_lower: Mapping[Any, float],

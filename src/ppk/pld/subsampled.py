@@ -176,5 +176,12 @@ def laplace(make: Callable[..., T], scale: object, sensitivity: object, sampling
     for down in (p_down, q_down):
         down[0] = -np.inf     # nothing below the lower atom
     p_up[0] = q_up[0] = p_down[-1] = q_down[-1] = 0.0
-    return _build(make, dx, k_lo, (p_up, p_down, q_up, q_down), adjacency,
-                  pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
+    out = _build(make, dx, k_lo, (p_up, p_down, q_up, q_down), adjacency,
+                 pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
+    # pure DP: |L| <= max(L(e0), -L(-e0)) in both orders.  Each is a few roundings of expm1, a product and
+    # log1p; log1p(y) near y = -q amplifies them by at most 1/(1 - q): 1e-13/(1 - q) relative covers that
+    e0_up = mechanisms.laplace_loss_bound(s, b)
+    if e0_up is not None:
+        top = max(subsampled_loss(e0_up, q), -subsampled_loss(-e0_up, q))
+        setattr(out, "_max_loss", math.nextafter(top * (1 + 1e-13 / (1 - q)), math.inf))
+    return out
