@@ -16,7 +16,7 @@ void register_shuffle(py::module_& m) {
            py::arg("ones"), py::arg("zeros"), py::arg("unknown"), py::arg("r"), py::arg("q"), py::arg("eps0"),
            py::arg("depth"), py::arg("backward_only"))
       .def("log_bracket",
-           [](ppk::ShuffleSplit& s, double eps) {
+           [](const ppk::ShuffleSplit& s, double eps) {
              py::gil_scoped_release release;
              return s.log_bracket(eps);
            },

@@ -316,28 +316,41 @@ def _geometric(log_first: float, log_ratio: float) -> float:
 
 
 class _Cache:
-    """log C's certified ends on one window of consecutive s, grown on demand."""
+    """log C's certified ends in blocks of ``block`` consecutive s aligned on the support's first value
+    (as ppk/shuffle.hpp): each value depends on its block alone, never on the eps asked before, so a curve
+    answers the same bits whatever the call order and from any thread.  A block is computed outside any
+    lock and published whole (``dict.setdefault`` is atomic); two threads may both compute one, with the
+    same bits."""
 
     def __init__(self, split: Split):
-        self.split, self.lo = split, 0
-        self.lower = self.upper = np.empty(0)
+        self.split = split
+        self.block = 128              # about two standard deviations, a power of two in 128 .. 2^16
+        while self.block < 2 ** 16 and self.block < 2 * math.sqrt(split.var):
+            self.block *= 2
+        self._blocks: dict[int, tuple[FloatArray, FloatArray]] = {}
+
+    def _ends(self, index: int) -> tuple[FloatArray, FloatArray]:
+        ends = self._blocks.get(index)
+        if ends is None:
+            if len(self._blocks) * self.block >= 2 ** 22:   # 64 MiB: start afresh (values never depend on it)
+                self._blocks.clear()
+            sp = self.split
+            lo = sp.shift + index * self.block
+            ends = self._blocks.setdefault(index, sp.log_pmf_bracket(lo, min(lo + self.block - 1, sp.shift + sp.size)))
+        return ends
 
     def get(self, lo: int, hi: int) -> tuple[FloatArray, FloatArray]:
         """Ends of log C on ``lo..hi`` (C is 0 outside ``shift..shift + size``)."""
         sp = self.split
-        first, last = sp.shift, sp.shift + sp.size
-        a, b = max(lo, first - 1), min(hi, last + 1)
-        if a > b:
-            empty = np.full(hi - lo + 1, -np.inf)
-            return empty, empty
-        if not (self.lower.size and self.lo <= a and b < self.lo + self.lower.size):
-            if self.lower.size:
-                a, b = min(a, self.lo), max(b, self.lo + self.lower.size - 1)
-            self.lo = a
-            self.lower, self.upper = sp.log_pmf_bracket(a, b)
-        pad_lo, pad_hi = np.full(max(0, a - lo), -np.inf), np.full(max(0, hi - b), -np.inf)
-        i, j = max(lo, a) - self.lo, min(hi, b) - self.lo + 1
-        return (np.concatenate([pad_lo, self.lower[i:j], pad_hi]), np.concatenate([pad_lo, self.upper[i:j], pad_hi]))
+        lower, upper = np.full(hi - lo + 1, -np.inf), np.full(hi - lo + 1, -np.inf)
+        a, b = max(lo, sp.shift), min(hi, sp.shift + sp.size)
+        if a <= b:
+            for index in range((a - sp.shift) // self.block, (b - sp.shift) // self.block + 1):
+                first = sp.shift + index * self.block
+                low, up = self._ends(index)
+                i, j = max(a, first), min(b, first + self.block - 1)
+                lower[i - lo:j - lo + 1], upper[i - lo:j - lo + 1] = low[i - first:j - first + 1], up[i - first:j - first + 1]
+        return lower, upper
 
 
 class SplitCurve:
@@ -348,7 +361,7 @@ class SplitCurve:
 
     def __init__(self, split: Split, *, depth: float = DEPTH, backward_only: bool = False):
         self.split, self.depth, self.backward_only = split, depth, backward_only
-        self._caches = (_Cache(split), _Cache(split))     # one per order: their windows are far apart
+        self._cache = _Cache(split)
 
     def log_bracket(self, eps: float) -> tuple[float, float]:
         flip = self.split.flip
@@ -373,13 +386,12 @@ class SplitCurve:
         d = abs(centre - sp.shift - sp.mean)
         reach = math.sqrt(d * d + 2 * sp.var * self.depth) - d + 4
         inner, outer = 0.5 * sd + 4, reach
-        cache = self._caches[0 if forward else 1]
         for _ in range(60):
             lo, hi = (int(centre - inner), int(centre + outer) + 1) if forward else \
                 (int(centre - outer) - 1, int(centre + inner))
             first, last = sp.shift, sp.shift + sp.size + 1     # the terms live on first..last
             lo, hi = min(max(lo, first), last - 1), max(min(hi, last), first + 1)
-            low, up = cache.get(lo - 1, hi)                  # log C on lo-1..hi
+            low, up = self._cache.get(lo - 1, hi)                  # log C on lo-1..hi
             ends = (lo == first, hi == last)
             lower, upper, inner_ok, tail = (_forward if forward else _backward)(low, up, log_rho1, slack, ends)
             tail_ok = tail == -math.inf or tail <= upper - self.depth

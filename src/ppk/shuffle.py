@@ -101,12 +101,12 @@ class ShuffledRandomizedResponse(BracketedCurve):
         """The curve of splits ``first`` (known 1s) with the ``last - first`` users whose inputs vary in the
         range removed: it bounds every split ``first..last`` (the attacker told their reports knows more)."""
         key = (first, last)
-        if key not in self._curves:
-            self._curves[key] = split_curve(self._flip, ones=first, zeros=self.known - last,
-                                            unknown=self.n - 1 - self.known, q=self._q,
-                                            depth=DEPTH if first == last else RANGE_DEPTH,
-                                            backward_only=self._mirrored)
-        return self._curves[key]
+        curve = self._curves.get(key)
+        if curve is None:   # setdefault: threads racing here all use the first curve stored (equal anyway)
+            made = split_curve(self._flip, ones=first, zeros=self.known - last, unknown=self.n - 1 - self.known,
+                               q=self._q, depth=DEPTH if first == last else RANGE_DEPTH, backward_only=self._mirrored)
+            curve = self._curves.setdefault(key, made)
+        return curve
 
     @property
     def _mirrored(self) -> bool:

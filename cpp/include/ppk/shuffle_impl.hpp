@@ -53,6 +53,8 @@ inline ShuffleSplit::ShuffleSplit(std::int64_t ones, std::int64_t zeros, std::in
   for (double p : {r, q})
     if (p > 0 && p < 1) smallest = std::min(smallest, std::min(p, 1 - p));
   dev_ = 5 * shuffle_detail::kDU / smallest;
+  // blocks of about two standard deviations (a power of two, 128 .. 2^16): an order's window spans a few
+  while (block_ < (std::int64_t(1) << 16) && static_cast<double>(block_) < 2 * std::sqrt(var_)) block_ *= 2;
 }
 
 // The tilt whose tilted law has mean target: Newton on the increasing tilted mean, kept in a bracket.
@@ -200,30 +202,42 @@ inline void ShuffleSplit::bracket_inside(std::int64_t lo, std::int64_t hi, doubl
   }
 }
 
-// log C's ends on lo..hi (-inf outside shift..shift+size), from the order's cached window, grown on demand.
-inline void ShuffleSplit::get(Cache& cache, std::int64_t lo, std::int64_t hi, std::vector<double>& lower,
-                              std::vector<double>& upper) {
-  const std::int64_t first = shift_, last = shift_ + size_;
+// Block `index` of log C's ends: s in shift + index * block .. + block - 1, cut to the support.  Looked up under
+// the lock; a missing block is computed outside it (two threads may both compute one: the same bits) and the
+// first one published is kept.
+inline std::shared_ptr<const ShuffleSplit::Block> ShuffleSplit::block(std::int64_t index) const {
+  {
+    std::lock_guard<std::mutex> guard(cache_->mu);
+    const auto it = cache_->blocks.find(index);
+    if (it != cache_->blocks.end()) return it->second;
+  }
+  const std::int64_t lo = shift_ + index * block_, hi = std::min(lo + block_ - 1, shift_ + size_);
+  auto made = std::make_shared<Block>();
+  made->lower.assign(static_cast<std::size_t>(hi - lo + 1), 0.0);
+  made->upper.assign(static_cast<std::size_t>(hi - lo + 1), 0.0);
+  bracket_inside(lo, hi, made->lower.data(), made->upper.data());
+  std::lock_guard<std::mutex> guard(cache_->mu);
+  if (static_cast<std::int64_t>(cache_->blocks.size() + 1) * block_ > kMaxCachedValues) cache_->blocks.clear();
+  return cache_->blocks.emplace(index, std::move(made)).first->second;
+}
+
+// log C's ends on lo..hi (-inf outside shift..shift+size), from the cached blocks.
+inline void ShuffleSplit::get(std::int64_t lo, std::int64_t hi, std::vector<double>& lower,
+                              std::vector<double>& upper) const {
   lower.assign(static_cast<std::size_t>(hi - lo + 1), -shuffle_detail::kDInf);
   upper.assign(static_cast<std::size_t>(hi - lo + 1), -shuffle_detail::kDInf);
-  std::int64_t a = std::max(lo, first), b = std::min(hi, last);
-  if (a > b) return;
-  const std::int64_t have = static_cast<std::int64_t>(cache.lower.size());
-  if (!(have && cache.lo <= a && b < cache.lo + have)) {
-    if (have) a = std::min(a, cache.lo), b = std::max(b, cache.lo + have - 1);
-    cache.lo = a;
-    cache.lower.assign(static_cast<std::size_t>(b - a + 1), 0.0);
-    cache.upper.assign(static_cast<std::size_t>(b - a + 1), 0.0);
-    bracket_inside(a, b, cache.lower.data(), cache.upper.data());
-    a = std::max(lo, first), b = std::min(hi, last);
-  }
-  for (std::int64_t s = a; s <= b; ++s) {
-    lower[s - lo] = cache.lower[s - cache.lo];
-    upper[s - lo] = cache.upper[s - cache.lo];
+  const std::int64_t a = std::max(lo, shift_), b = std::min(hi, shift_ + size_);
+  for (std::int64_t k = (a - shift_) / block_; a <= b && k <= (b - shift_) / block_; ++k) {
+    const std::shared_ptr<const Block> blk = block(k);
+    const std::int64_t first = shift_ + k * block_;
+    for (std::int64_t s = std::max(a, first); s <= std::min(b, first + block_ - 1); ++s) {
+      lower[s - lo] = blk->lower[s - first];
+      upper[s - lo] = blk->upper[s - first];
+    }
   }
 }
 
-inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) {
+inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) const {
   using namespace shuffle_detail;
   // f = (1 - r)(1 - e^(eps - eps0)), g = e^eps (1 - r)(1 - e^-(eps + eps0)) since r / (1 - r) = e^-eps0: no
   // cancellation for any eps0
@@ -236,7 +250,6 @@ inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) {
   const double centre = shift_ + mean_ + var_ * (forward ? log_rho1 : -log_rho1);
   const double d = std::fabs(centre - shift_ - mean_);
   double inner = 0.5 * sd + 4, outer = std::sqrt(d * d + 2 * var_ * depth_) - d + 4;
-  Cache& cache = caches_[forward ? 0 : 1];
   std::vector<double> L, Up, t_low, t_up;
   const std::int64_t first = shift_, last = shift_ + size_ + 1;   // the terms live on first..last
   for (int it = 0; it < 60; ++it) {
@@ -250,7 +263,7 @@ inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) {
     }
     lo = std::min(std::max(lo, first), last - 1);
     hi = std::max(std::min(hi, last), first + 1);
-    get(cache, lo - 1, hi, L, Up);   // log C on lo-1..hi
+    get(lo - 1, hi, L, Up);   // log C on lo-1..hi
     const std::size_t m = L.size();
     t_low.assign(m - 1, -kDInf);
     t_up.assign(m - 1, -kDInf);
@@ -285,7 +298,7 @@ inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) {
   throw std::runtime_error("the shuffled randomized-response window did not settle");
 }
 
-inline std::pair<double, double> ShuffleSplit::log_bracket(double eps) {
+inline std::pair<double, double> ShuffleSplit::log_bracket(double eps) const {
   if (eps >= eps0_) return {-shuffle_detail::kDInf, -shuffle_detail::kDInf};   // the loss never exceeds eps0
   const auto bwd = order(eps, false);
   if (backward_only_) return bwd;
