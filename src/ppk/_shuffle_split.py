@@ -24,6 +24,7 @@ and an upper end; the hockey sticks are summed from the ends that make them a lo
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -49,7 +50,13 @@ class Flip:
 
     @cached_property
     def r(self) -> float:
-        return 1.0 / (1.0 + math.exp(self.eps0)) if self.eps0 < 700 else math.exp(-self.eps0)
+        """The flip probability; 0 where it would be subnormal (eps0 above about 708.4): a subnormal r has lost
+        its relative precision (the error bounds, relative to r, become infinite: delta was NaN for eps0 in
+        738..745).  r = 0 leaves the challenge user's own randomized response in the coefficients f and g,
+        which take eps0 itself, and makes the others' reports known exactly: the attacker knows more, so
+        delta can only be over-stated (docs/shuffle.md)."""
+        r = 1.0 / (1.0 + math.exp(self.eps0)) if self.eps0 < 700 else math.exp(-self.eps0)
+        return r if r >= sys.float_info.min else 0.0
 
     @cached_property
     def log_1mr(self) -> float:
@@ -209,9 +216,10 @@ class Split:
             x0, x1 = 0, g.count
         else:   # the tilted law is Bin(count, p'), p' = p e^lam / (1 - p + p e^lam): centre the window on it
             lp = float(np.logaddexp(math.log1p(-p1), math.log(p1) + lam))
-            pt = math.exp(math.log(p1) + lam - lp)
+            # p' and 1 - p' each from its own exp: 1 - p' formed by subtraction can round below 0
+            pt, qt = min(1.0, math.exp(math.log(p1) + lam - lp)), min(1.0, math.exp(math.log1p(-p1) - lp))
             # beyond the window the tilted law is below about e^-(depth + 10): the tails are bounded in extra
-            half = int(math.sqrt(2 * (self.depth + 10)) * math.sqrt(g.count * pt * (1 - pt)) + 12)
+            half = int(math.sqrt(2 * (self.depth + 10)) * math.sqrt(g.count * pt * qt) + 12)
             centre = int(g.count * pt)
             x0, x1 = max(0, centre - half), min(g.count, centre + half)
         x = np.arange(x0, x1 + 1)
@@ -324,7 +332,9 @@ class _Cache:
 
     def __init__(self, split: Split):
         self.split = split
-        self.block = 128              # about two standard deviations, a power of two in 128 .. 2^16
+        # about two standard deviations, a power of two in 16 .. 2^16 (a block much wider than the law would
+        # be tilted far from its mean, where r's rounding weighs more)
+        self.block = 16
         while self.block < 2 ** 16 and self.block < 2 * math.sqrt(split.var):
             self.block *= 2
         self._blocks: dict[int, tuple[FloatArray, FloatArray]] = {}
@@ -387,9 +397,13 @@ class SplitCurve:
         reach = math.sqrt(d * d + 2 * sp.var * self.depth) - d + 4
         inner, outer = 0.5 * sd + 4, reach
         for _ in range(60):
-            lo, hi = (int(centre - inner), int(centre + outer) + 1) if forward else \
-                (int(centre - outer) - 1, int(centre + inner))
             first, last = sp.shift, sp.shift + sp.size + 1     # the terms live on first..last
+
+            def index(x: float) -> int:   # x truncated, within first - 1 .. last + 1 (x may be inf or NaN)
+                return first - 1 if not x > first - 1 else last + 1 if not x < last + 1 else int(x)
+
+            lo, hi = (index(centre - inner), index(centre + outer) + 1) if forward else \
+                (index(centre - outer) - 1, index(centre + inner))
             lo, hi = min(max(lo, first), last - 1), max(min(hi, last), first + 1)
             low, up = self._cache.get(lo - 1, hi)                  # log C on lo-1..hi
             ends = (lo == first, hi == last)
@@ -404,6 +418,12 @@ class SplitCurve:
         raise RuntimeError("the shuffled randomized-response window did not settle")   # pragma: no cover
 
 
+def _tail(edge_up: float, next_low: float) -> float:
+    """log bound on the terms beyond a window's edge, from the edge's upper end and its neighbour's lower end
+    (-inf when the edge is 0: the ratio is not formed, -inf - -inf would be NaN and warn)."""
+    return -math.inf if edge_up == -math.inf else _geometric(edge_up, edge_up - next_low)
+
+
 def _forward(low: FloatArray, up: FloatArray, log_rho1: float, slack: float, ends: tuple[bool, bool]):
     """Sums of ``(C(s-1) - rho1 C(s))_+`` over the window from C's ends on ``lo-1..hi``; whether no s below
     lo has a positive term (rho(lo) <= rho1, or lo is the support's first), and a bound on the terms beyond
@@ -415,7 +435,7 @@ def _forward(low: FloatArray, up: FloatArray, log_rho1: float, slack: float, end
     if ends[1]:
         tail = -math.inf
     else:
-        tail = _geometric(float(up[-1]), float(up[-1] - low[-2]))
+        tail = _tail(float(up[-1]), float(low[-2]))
     return _log_sum(t_low), _log_sum(t_up), inner_ok, tail
 
 
@@ -430,7 +450,7 @@ def _backward(low: FloatArray, up: FloatArray, log_rho1: float, slack: float, en
     if ends[0]:
         tail = -math.inf
     else:
-        tail = _geometric(float(up[0]), float(up[0] - low[1]))
+        tail = _tail(float(up[0]), float(low[1]))
     return _log_sum(t_low), _log_sum(t_up), inner_ok, tail
 
 

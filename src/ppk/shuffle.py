@@ -42,9 +42,11 @@ class ShuffledRandomizedResponse(BracketedCurve):
     n : int
         Users (>= 1), the challenge user included (``n = 1``: randomized response alone, no shuffling).
     eps0 : float
-        Local privacy of each user's randomized response (>= 0, finite; from about 745 on the flip
-        probability rounds to 0 and the release is treated as unflipped, which can only over-state delta).  Each user reports
-        its bit with probability ``e^eps0 / (1 + e^eps0)`` and the flipped bit otherwise.
+        Local privacy of each user's randomized response (>= 0, finite; from about 708.4 on, where the flip
+        probability would be a subnormal double, the other users' reports are treated as unflipped while the
+        challenge user's keeps eps0, which can only over-state delta: delta(eps) is then randomized
+        response's own, ``(1 - r)(1 - e^(eps - eps0))``).  Each user reports its bit with probability
+        ``e^eps0 / (1 + e^eps0)`` and the flipped bit otherwise.
     known : int, optional
         How many of the other ``n - 1`` users' inputs the attacker knows (default ``n - 1``: standard shuffle
         DP).  The curve is the supremum over those inputs.

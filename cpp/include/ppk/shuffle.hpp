@@ -108,7 +108,7 @@ class ShuffleSplit {
   static constexpr std::int64_t kMaxCachedValues = std::int64_t(1) << 22;
   std::vector<Group> wide_;
   std::optional<Group> narrow_;
-  std::int64_t shift_ = 0, size_ = 0, block_ = 128;
+  std::int64_t shift_ = 0, size_ = 0, block_ = 16;
   double mean_ = 0, var_ = 0, dev_ = 0, r_, eps0_, depth_;
   bool backward_only_;
   std::unique_ptr<BlockCache> cache_ = std::make_unique<BlockCache>();

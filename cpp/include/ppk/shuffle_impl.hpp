@@ -53,7 +53,8 @@ inline ShuffleSplit::ShuffleSplit(std::int64_t ones, std::int64_t zeros, std::in
   for (double p : {r, q})
     if (p > 0 && p < 1) smallest = std::min(smallest, std::min(p, 1 - p));
   dev_ = 5 * shuffle_detail::kDU / smallest;
-  // blocks of about two standard deviations (a power of two, 128 .. 2^16): an order's window spans a few
+  // blocks of about two standard deviations (a power of two, 16 .. 2^16): an order's window spans a few (a
+  // block much wider than the law would be tilted far from its mean, where r's rounding weighs more)
   while (block_ < (std::int64_t(1) << 16) && static_cast<double>(block_) < 2 * std::sqrt(var_)) block_ *= 2;
 }
 
@@ -124,9 +125,10 @@ inline void ShuffleSplit::bracket_inside(std::int64_t lo, std::int64_t hi, doubl
   std::int64_t x0 = 0, x1 = g.count;
   if (g.count >= kFullSupport) {   // the tilted law is Bin(count, p'): centre the window on it
     const double lp = log_one_plus_exp(std::log(p1) + lam - std::log1p(-p1)) + std::log1p(-p1);
-    const double pt = std::exp(std::log(p1) + lam - lp);
+    // p' and 1 - p' each from its own exp: 1 - p' formed by subtraction can round below 0 (then sqrt gives NaN)
+    const double pt = std::min(1.0, std::exp(std::log(p1) + lam - lp)), qt = std::min(1.0, std::exp(std::log1p(-p1) - lp));
     // beyond the window the tilted law is below about e^-(depth + 10): the left-out tails are bounded in `extra`
-    const std::int64_t half = static_cast<std::int64_t>(std::sqrt(2 * (depth_ + 10)) * std::sqrt(g.count * pt * (1 - pt)) + 12);
+    const std::int64_t half = static_cast<std::int64_t>(std::sqrt(2 * (depth_ + 10)) * std::sqrt(g.count * pt * qt) + 12);
     const std::int64_t centre = static_cast<std::int64_t>(g.count * pt);
     x0 = std::max<std::int64_t>(0, centre - half);
     x1 = std::min<std::int64_t>(g.count, centre + half);
@@ -252,14 +254,20 @@ inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) c
   double inner = 0.5 * sd + 4, outer = std::sqrt(d * d + 2 * var_ * depth_) - d + 4;
   std::vector<double> L, Up, t_low, t_up;
   const std::int64_t first = shift_, last = shift_ + size_ + 1;   // the terms live on first..last
+  // x truncated, within first - 1 .. last + 1 (centre and the doubled reaches may pass the int64 range; NaN: first - 1)
+  auto index = [first, last](double x) {
+    if (!(x > static_cast<double>(first - 1))) return first - 1;
+    if (!(x < static_cast<double>(last + 1))) return last + 1;
+    return static_cast<std::int64_t>(x);
+  };
   for (int it = 0; it < 60; ++it) {
     std::int64_t lo, hi;
     if (forward) {
-      lo = static_cast<std::int64_t>(centre - inner);
-      hi = static_cast<std::int64_t>(centre + outer) + 1;
+      lo = index(centre - inner);
+      hi = index(centre + outer) + 1;
     } else {
-      lo = static_cast<std::int64_t>(centre - outer) - 1;
-      hi = static_cast<std::int64_t>(centre + inner);
+      lo = index(centre - outer) - 1;
+      hi = index(centre + inner);
     }
     lo = std::min(std::max(lo, first), last - 1);
     hi = std::max(std::min(hi, last), first + 1);
