@@ -27,10 +27,11 @@ def _shared_and_serial(make, call, points):
     return threaded, serial
 
 
-@pytest.mark.parametrize("known, p", [(None, None), (300, 0.3)])
-def test_shuffle_shared_by_threads_answers_as_serially(known, p):
-    # known=None: every split on the C++ curve; known=300 of 1999: three random groups, the Python reference
-    n, points = 2000, [i / 16 for i in range(32)]
+@pytest.mark.parametrize("n, known, p", [(2000, None, None), (300, 120, 0.3)])
+def test_shuffle_shared_by_threads_answers_as_serially(n, known, p):
+    # known=None: every split on the C++ curve (the old code crashed); known=120 of 299: three random groups,
+    # the Python reference (the old code raised IndexError from a window another thread was replacing)
+    points = [i / 8 for i in range(16)]
 
     def make():
         return ppk.ShuffledRandomizedResponse(n=n, eps0=2.5, known=known, p=p)
@@ -41,28 +42,29 @@ def test_shuffle_shared_by_threads_answers_as_serially(known, p):
 
 
 def test_shuffle_estimate_is_its_bracket_whatever_the_call_order():
-    # the issue's case: delta(e) was 0.0012100000888908052 > delta_upper(e) = 0.0012100000888889846 at e = 0.1
-    e = [0, 0.01, 0.1, 0.5, 1, 2]
-    q = ppk.ShuffledRandomizedResponse(n=1000, eps0=2.0, known=500, p=1 / 3)
+    # issue #44: delta(e) then delta_upper(e) at n=1000, known=500, p=1/3 gave 0.0012100000888908052 above
+    # 0.0012100000888889846 at e=0.1: a curve's window grown by one call moved the next call's bits
+    e = [0.05, 0.5]
+    q = ppk.ShuffledRandomizedResponse(n=300, eps0=2.0, known=150, p=1 / 3)
     d = q.delta(e)
-    lo, up = q.delta_bracket(e)
     u = q.delta_upper(e)
-    assert np.array_equal(d, u) and np.array_equal(d, up) and np.all(lo <= d)
+    lo, up = q.delta_bracket(e[::-1])
+    assert np.array_equal(d, u) and np.array_equal(d, up[::-1]) and np.all(lo[::-1] <= d)
 
 
 def test_histogram_shared_by_threads_answers_as_serially():
     def make():
-        return ppk.HistogramQuery(n=20_000, known=5_000, probs=[0.2, 0.3, 0.5], sigma=1.5, rtol=1e-4)
+        return ppk.HistogramQuery(n=20_000, known=5_000, probs=[0.2, 0.3, 0.5], sigma=1.5)
 
-    threaded, serial = _shared_and_serial(make, lambda h, e: h.log_delta_bracket(e), [0.02 * i for i in range(16)])
+    threaded, serial = _shared_and_serial(make, lambda h, e: h.log_delta_bracket(e), [0.05 * i for i in range(8)])
     assert threaded == serial
 
 
 def test_pld_shared_by_threads_answers_as_serially():
     def make():
-        lap = ppk.PrivacyLossDistribution.from_laplace(scale=2.0, value_discretization_interval=1e-3)
-        gauss = ppk.PrivacyLossDistribution.from_gaussian(sigma=3.0, value_discretization_interval=1e-3)
+        lap = ppk.PrivacyLossDistribution.from_laplace(scale=2.0, value_discretization_interval=1e-2)
+        gauss = ppk.PrivacyLossDistribution.from_gaussian(sigma=3.0, value_discretization_interval=1e-2)
         return lap.self_compose(3).compose(gauss)
 
-    threaded, serial = _shared_and_serial(make, lambda d, e: d.delta_bracket(e), [0.1 * i for i in range(16)])
+    threaded, serial = _shared_and_serial(make, lambda d, e: d.delta_bracket(e), [0.1 * i for i in range(12)])
     assert threaded == serial

@@ -332,9 +332,9 @@ class _Cache:
 
     def __init__(self, split: Split):
         self.split = split
-        # about two standard deviations, a power of two in 16 .. 2^16 (a block much wider than the law would
+        # about two standard deviations, a power of two in 64 .. 2^16 (a block much wider than the law would
         # be tilted far from its mean, where r's rounding weighs more)
-        self.block = 16
+        self.block = 64
         while self.block < 2 ** 16 and self.block < 2 * math.sqrt(split.var):
             self.block *= 2
         self._blocks: dict[int, tuple[FloatArray, FloatArray]] = {}
