@@ -68,3 +68,70 @@ def test_pld_shared_by_threads_answers_as_serially():
 
     threaded, serial = _shared_and_serial(make, lambda d, e: d.delta_bracket(e), [0.1 * i for i in range(12)])
     assert threaded == serial
+
+
+# -- Ctrl-C reaches a kernel running in a worker thread (issue #45) -------------------------------------------
+# Python runs its SIGINT handler on the main thread only; the kernels also watch a count of SIGINTs kept by a
+# C handler chained in front of Python's (cpp/src/bindings.hpp).  The child starts the kernel in a worker
+# thread, says so, and reports what the worker got; without the fix the worker runs to its end (the counting
+# curve for ~130 s, the shuffle's epsilon for seconds and then returns normally).
+_KERNELS = {
+    # the pool path (run_interruptible): 2e5 eps of a count over 1e12 rows
+    "counting": "ppk.CountingQuery(n=10**12, known=0, p=0.3, sigma=0.3).delta(np.linspace(1e-4, 1, 200_000))",
+    # the inline path (run_watched) and a Python loop over many kernels (_kernels.interruptible)
+    "shuffle": "ppk.ShuffledRandomizedResponse(n=10**7, eps0=1.0).epsilon(1e-9)",
+}
+_WORKER_CHILD = """
+import signal, threading, numpy as np, ppk
+done, got = threading.Event(), []
+def work():
+    try:
+        print('started', flush=True)
+        {kernel}
+        got.append('finished')
+    except KeyboardInterrupt:
+        got.append('KeyboardInterrupt')
+    finally:
+        done.set()
+threading.Thread(target=work).start()
+while not done.is_set():
+    try:
+        done.wait()
+    except KeyboardInterrupt:   # the main thread's own; the worker must hear of it too
+        pass
+signal.signal(signal.SIGINT, signal.SIG_IGN)   # a later signal of the parent's loop: nothing left to stop
+print('worker:', got[0], flush=True)
+"""
+
+
+@pytest.mark.parametrize("name", list(_KERNELS))
+def test_ctrl_c_stops_a_kernel_in_a_worker_thread(name):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    # SIG_DFL first: a shell starts background jobs with SIGINT ignored (as tests/test_cli.py explains)
+    proc = subprocess.Popen([sys.executable, "-c", _WORKER_CHILD.format(kernel=_KERNELS[name])],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        assert proc.stdout.readline() == "started\n"
+        # a signal every second until the child ends (one sent before the kernel began would not be its
+        # business): uninterrupted, the counting curve runs ~130 s, past the 20 s allowed
+        for _ in range(20):
+            time.sleep(0.3)
+            proc.send_signal(signal.SIGINT)
+            try:
+                out, err = proc.communicate(timeout=1)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        else:
+            pytest.fail(f"{name}: the worker thread's kernel was still running 20 s after Ctrl-C")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert out.strip() == "worker: KeyboardInterrupt", err
+    assert proc.returncode == 0

@@ -22,8 +22,8 @@ void register_shuffle(py::module_& m) {
            py::arg("depth"), py::arg("backward_only"))
       .def("log_bracket",
            [](const ppk::ShuffleSplit& s, double eps) {
-             py::gil_scoped_release release;
-             return s.log_bracket(eps);
+             // on this thread, the GIL released; the convolutions poll for Ctrl-C (any thread: bindings.hpp)
+             return run_watched([&](const ppk_interrupt::Watch&) { return s.log_bracket(eps); });
            },
            py::arg("eps"), "Certified (lower, upper) ends of log delta(eps) of this split.");
 }

@@ -20,6 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._curve import BracketedCurve
+from ._kernels import check_interrupt, interruptible
 from ._shuffle_split import DEPTH, RANGE_DEPTH, Flip, split_curve
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
@@ -120,10 +121,11 @@ class ShuffledRandomizedResponse(BracketedCurve):
         """Certified log ends of delta(eps) when ``ones`` of the known inputs are 1 (one split, both orders)."""
         ones = integer("ones", ones, minimum=0, maximum=self.known)
         eps = real("eps", eps, minimum=0.0)
-        low, up = self._range_curve(ones, ones).log_bracket(eps)
-        if self._mirrored:      # the curves hold the backward order; split ones's forward one is known - ones's
-            mirror = self._range_curve(self.known - ones, self.known - ones).log_bracket(eps)
-            low, up = max(low, mirror[0]), max(up, mirror[1])
+        with interruptible():
+            low, up = self._range_curve(ones, ones).log_bracket(eps)
+            if self._mirrored:  # the curves hold the backward order; split ones's forward one is known - ones's
+                mirror = self._range_curve(self.known - ones, self.known - ones).log_bracket(eps)
+                low, up = max(low, mirror[0]), max(up, mirror[1])
         return min(low, 0.0), min(up, 0.0)
 
     def _sup_bracket(self, eps: float) -> tuple[float, float]:
@@ -166,6 +168,7 @@ class ShuffledRandomizedResponse(BracketedCurve):
             for a, b in zip(cuts, cuts[1:]):
                 push(a, b - 1)
         while heap and -heap[0][0] > best + slack:        # a range may still beat the best by more than rtol
+            check_interrupt()
             _, first, last = heapq.heappop(heap)
             if last - first < 8:                          # a short range: every split in it, exactly
                 for j in range(first, last + 1):
@@ -179,7 +182,8 @@ class ShuffledRandomizedResponse(BracketedCurve):
     def _log_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
         flat, scalar = real_array("eps", eps, minimum=0.0)
         shape = np.shape(eps) if not scalar else ()
-        pairs = [self._sup_bracket(float(v)) for v in flat]
+        with interruptible():    # Ctrl-C from any thread stops the loop's next kernel (docs/limits.md)
+            pairs = [self._sup_bracket(float(v)) for v in flat]
         lower = np.array([a for a, _ in pairs], dtype=float).reshape(shape)
         upper = np.array([b for _, b in pairs], dtype=float).reshape(shape)
         return lower, upper, scalar
@@ -229,11 +233,17 @@ class ShuffledRandomizedResponse(BracketedCurve):
         cover of the splits; the cover bounds the supremum at every eps, so the answer is the largest of its
         ranges' own eps (each a search on one curve), found by checking every range at the current answer.
         """
-        from ._search import log_target, smallest_feasible_near
+        from ._search import log_target
         target = log_target(real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False))
         rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
         if self.eps0 == 0.0:
             return 0.0
+        with interruptible():    # Ctrl-C from any thread stops the searches' next kernel (docs/limits.md)
+            return self._epsilon(target, rtol)
+
+    def _epsilon(self, target: float, rtol: float) -> float:
+        """:meth:`epsilon` at the log target, within its interruptible scope."""
+        from ._search import smallest_feasible_near
 
         def eps_of(first: int, last: int, start: float) -> float:
             curve = self._range_curve(first, last)

@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "ppk/binom.hpp"
+#include "ppk/cancel.hpp"
 
 namespace ppk {
 namespace shuffle_detail {
@@ -71,6 +72,7 @@ struct Group {
     std::vector<double> tmp(static_cast<std::size_t>(size));
     const double lg = logit();
     for (std::int64_t i = 0; i < size; ++i) {
+      if ((i & 63) == 0) poll_cancel();   // Ctrl-C (ppk/cancel.hpp)
       const std::int64_t k = k_first + i;
       if (k < 0 || k > count) { tmp[i] = -kDInf; continue; }
       if (i == 0 || k == 0 || (i % kAnchor) == 0 || tmp[i - 1] == -kDInf) {

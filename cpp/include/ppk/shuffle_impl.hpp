@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "ppk/cancel.hpp"
+
 namespace ppk {
 
 namespace shuffle_detail {
@@ -168,6 +170,7 @@ inline void ShuffleSplit::bracket_inside(std::int64_t lo, std::int64_t hi, doubl
   for (double& v : tb) v = std::exp(v - mb);
   std::vector<double> c(static_cast<std::size_t>(n), 0.0);
   for (std::int64_t i = 0; i < n; ++i) {
+    poll_cancel();   // Ctrl-C (ppk/cancel.hpp): every 1024 values, at most ~1e8 multiply-adds apart
     double s = 0;
     const double* bb = tb.data() + i + nx - 1;
     for (std::int64_t k = 0; k < nx; ++k) s += ta[k] * bb[-k];
