@@ -31,6 +31,7 @@ from functools import cached_property
 import numpy as np
 
 from . import _kernels
+from ._kernels import check_interrupt, interruptible   # for ppk/shuffle.py's loops (Ctrl-C in any thread)
 from ._logmath import log1mexp
 from ._typing import FloatArray
 from .noise.window import Window
@@ -397,7 +398,7 @@ class SplitCurve:
         reach = math.sqrt(d * d + 2 * sp.var * self.depth) - d + 4
         inner, outer = 0.5 * sd + 4, reach
         for _ in range(60):
-            _kernels.check_interrupt()                         # Ctrl-C from any thread (docs/limits.md)
+            check_interrupt()                                  # Ctrl-C from any thread (docs/limits.md)
             first, last = sp.shift, sp.shift + sp.size + 1     # the terms live on first..last
 
             def index(x: float) -> int:   # x truncated, within first - 1 .. last + 1 (x may be inf or NaN)

@@ -20,8 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._curve import BracketedCurve
-from ._kernels import check_interrupt, interruptible
-from ._shuffle_split import DEPTH, RANGE_DEPTH, Flip, split_curve
+from ._shuffle_split import DEPTH, RANGE_DEPTH, Flip, check_interrupt, interruptible, split_curve
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
 
