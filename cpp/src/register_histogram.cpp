@@ -26,23 +26,29 @@ void register_histogram(py::module_& m) {
           if (!(rtol > 0)) throw std::invalid_argument("rtol must be > 0");
           if (max_evaluations < 1) throw std::invalid_argument("max_evaluations must be >= 1");
           const ppk::real lq = q, lqc = qc, lsigma = sigma, leps = eps;
-          auto eval_many = [&](const std::vector<std::int64_t>& ms) {
-            std::vector<ppk::DeltaBounds> out(ms.size());
-            run_interruptible(static_cast<std::int64_t>(ms.size()), [&](std::int64_t i) {
-              out[i] = ppk::count_direction_delta(ms[i], lq, lqc, lsigma, leps);
-            });
-            return out;
-          };
-          ppk::MixtureBounds b;
-          if (N == 0 || s <= 0 || sc <= 0) {   // M is a constant
-            const ppk::DeltaBounds r = eval_many({N == 0 || s <= 0 ? 0 : N})[0];
-            b.log_upper = std::max(r.log_upper, r.log_delta);
-            b.log_lower = std::min<ppk::real>(r.log_delta - 1e-12L, b.log_upper);
-            b.evaluations = 1;
-          } else {
-            ppk::BinomialMixture mixture(N, s, sc);
-            b = mixture.bracket(rtol, max_evaluations, eval_many);
-          }
+          // all of it with the GIL released and Ctrl-C honoured from any thread (bindings.hpp): the window's
+          // set-up polls on this thread, each batch of values of M runs on the pool, polled every 50 ms
+          const ppk::MixtureBounds b = run_watched([&](const ppk_interrupt::Watch& watch) {
+            auto eval_many = [&](const std::vector<std::int64_t>& ms) {
+              std::vector<ppk::DeltaBounds> out(ms.size());
+              const bool stopped = ppk::run_cancellable(static_cast<std::int64_t>(ms.size()), [&](std::int64_t i) {
+                out[i] = ppk::count_direction_delta(ms[i], lq, lqc, lsigma, leps);
+              }, [&] { return watch.poll(); });
+              if (stopped) throw ppk::Cancelled();
+              return out;
+            };
+            ppk::MixtureBounds bounds;
+            if (N == 0 || s <= 0 || sc <= 0) {   // M is a constant
+              const ppk::DeltaBounds r = eval_many({N == 0 || s <= 0 ? 0 : N})[0];
+              bounds.log_upper = std::max(r.log_upper, r.log_delta);
+              bounds.log_lower = std::min<ppk::real>(r.log_delta - 1e-12L, bounds.log_upper);
+              bounds.evaluations = 1;
+            } else {
+              ppk::BinomialMixture mixture(N, s, sc);
+              bounds = mixture.bracket(rtol, max_evaluations, eval_many);
+            }
+            return bounds;
+          });
           return py::make_tuple(log_to_double(b.log_lower, false), log_to_double(b.log_upper, true),
                                 b.evaluations);
         },

@@ -1,4 +1,5 @@
 // Bindings of the shuffled randomized-response split curve (ppk/shuffle.hpp), used by ppk/_shuffle_split.py.
+#include <limits>
 #include <stdexcept>
 
 #include "bindings.hpp"
@@ -11,14 +12,18 @@ void register_shuffle(py::module_& m) {
              if (ones < 0 || zeros < 0 || unknown < 0) throw std::invalid_argument("counts must be >= 0");
              if (!(r >= 0 && r <= 0.5) || !(q >= 0 && q <= 1)) throw std::invalid_argument("r in [0, 1/2], q in [0, 1]");
              if (!(eps0 >= 0) || !(depth > 0)) throw std::invalid_argument("eps0 >= 0 and depth > 0");
+             // a subnormal probability has lost its relative precision (the error bounds would be infinite)
+             for (double p : {r, q, 1 - q})
+               if (p > 0 && p < std::numeric_limits<double>::min())
+                 throw std::invalid_argument("r and q must be 0 or normal doubles (ppk/_shuffle_split.py Flip.r)");
              return ppk::ShuffleSplit(ones, zeros, unknown, r, q, eps0, depth, backward_only);
            }),
            py::arg("ones"), py::arg("zeros"), py::arg("unknown"), py::arg("r"), py::arg("q"), py::arg("eps0"),
            py::arg("depth"), py::arg("backward_only"))
       .def("log_bracket",
-           [](ppk::ShuffleSplit& s, double eps) {
-             py::gil_scoped_release release;
-             return s.log_bracket(eps);
+           [](const ppk::ShuffleSplit& s, double eps) {
+             // on this thread, the GIL released; the convolutions poll for Ctrl-C (any thread: bindings.hpp)
+             return run_watched([&](const ppk_interrupt::Watch&) { return s.log_bracket(eps); });
            },
            py::arg("eps"), "Certified (lower, upper) ends of log delta(eps) of this split.");
 }

@@ -149,6 +149,7 @@ def noiseless_pair(N: int, pa: float, pb: float, rest: float, eps: float) -> tup
     j0 = 0
     log_w_rows = math.log(W)
     while active.size:
+        _kernels.check_interrupt()   # Ctrl-C from any thread (docs/limits.md; the main thread's Python raises itself)
         if terms > 3 * NOISELESS_MAX_TERMS:
             return None
         offs = offsets + j0

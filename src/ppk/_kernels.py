@@ -10,6 +10,7 @@ them again and raises ``ValueError`` instead of misbehaving, as a second line of
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 from dataclasses import dataclass
 from typing import Tuple
@@ -19,7 +20,7 @@ import numpy.typing as npt
 
 from . import _core
 
-__all__ = ["Curve", "METHODS", "counting_curve", "counting_log_delta_upper", "counting_log_delta_upper_many", "counting_tail_logs",
+__all__ = ["Curve", "METHODS", "interruptible", "check_interrupt", "counting_curve", "counting_log_delta_upper", "counting_log_delta_upper_many", "counting_tail_logs",
            "gaussian_curve", "gaussian_log_delta_upper", "mixture_log_delta_bracket", "norm_logsf", "binom_logpmf", "beta_binomial_logpmf", "hypergeom_logpmf",
            "convolve_longdouble", "ridge_sensitivities", "clear_caches"]
 
@@ -51,6 +52,24 @@ def _curve(raw: Tuple[FloatArray, FloatArray, npt.NDArray[np.int8]], shape: Tupl
 def _noisy_count(n_unknown: int, p: float) -> _core.NoisyCount:
     # Holds the log-pmf window of Bin(N, p), built once and shared by every sigma and eps.
     return _core.NoisyCount(n_unknown, p)
+
+
+@contextlib.contextmanager
+def interruptible():
+    """A Python loop over many kernels, interruptible by Ctrl-C from any thread (cpp/src/bindings.hpp): a
+    SIGINT after the scope began stops the next kernel (KeyboardInterrupt, in this thread) even when it
+    came between two of them.  Scopes nest; loops that run no kernel for long call :func:`check_interrupt`."""
+    _core.interrupt_enter()
+    try:
+        yield
+    finally:
+        _core.interrupt_exit()
+
+
+def check_interrupt() -> None:
+    """KeyboardInterrupt if Ctrl-C came since this thread's :func:`interruptible` scope began (off the main
+    thread, where Python itself never raises it)."""
+    _core.interrupt_check()
 
 
 def clear_caches() -> None:

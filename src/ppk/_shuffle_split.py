@@ -24,12 +24,14 @@ and an upper end; the hockey sticks are summed from the ends that make them a lo
 from __future__ import annotations
 
 import math
+import sys
 from dataclasses import dataclass
 from functools import cached_property
 
 import numpy as np
 
 from . import _kernels
+from ._kernels import check_interrupt, interruptible   # for ppk/shuffle.py's loops (Ctrl-C in any thread)
 from ._logmath import log1mexp
 from ._typing import FloatArray
 from .noise.window import Window
@@ -49,7 +51,13 @@ class Flip:
 
     @cached_property
     def r(self) -> float:
-        return 1.0 / (1.0 + math.exp(self.eps0)) if self.eps0 < 700 else math.exp(-self.eps0)
+        """The flip probability; 0 where it would be subnormal (eps0 above about 708.4): a subnormal r has lost
+        its relative precision (the error bounds, relative to r, become infinite: delta was NaN for eps0 in
+        738..745).  r = 0 leaves the challenge user's own randomized response in the coefficients f and g,
+        which take eps0 itself, and makes the others' reports known exactly: the attacker knows more, so
+        delta can only be over-stated (docs/shuffle.md)."""
+        r = 1.0 / (1.0 + math.exp(self.eps0)) if self.eps0 < 700 else math.exp(-self.eps0)
+        return r if r >= sys.float_info.min else 0.0
 
     @cached_property
     def log_1mr(self) -> float:
@@ -209,9 +217,10 @@ class Split:
             x0, x1 = 0, g.count
         else:   # the tilted law is Bin(count, p'), p' = p e^lam / (1 - p + p e^lam): centre the window on it
             lp = float(np.logaddexp(math.log1p(-p1), math.log(p1) + lam))
-            pt = math.exp(math.log(p1) + lam - lp)
+            # p' and 1 - p' each from its own exp: 1 - p' formed by subtraction can round below 0
+            pt, qt = min(1.0, math.exp(math.log(p1) + lam - lp)), min(1.0, math.exp(math.log1p(-p1) - lp))
             # beyond the window the tilted law is below about e^-(depth + 10): the tails are bounded in extra
-            half = int(math.sqrt(2 * (self.depth + 10)) * math.sqrt(g.count * pt * (1 - pt)) + 12)
+            half = int(math.sqrt(2 * (self.depth + 10)) * math.sqrt(g.count * pt * qt) + 12)
             centre = int(g.count * pt)
             x0, x1 = max(0, centre - half), min(g.count, centre + half)
         x = np.arange(x0, x1 + 1)
@@ -316,28 +325,43 @@ def _geometric(log_first: float, log_ratio: float) -> float:
 
 
 class _Cache:
-    """log C's certified ends on one window of consecutive s, grown on demand."""
+    """log C's certified ends in blocks of ``block`` consecutive s aligned on the support's first value
+    (as ppk/shuffle.hpp): each value depends on its block alone, never on the eps asked before, so a curve
+    answers the same bits whatever the call order and from any thread.  A block is computed outside any
+    lock and published whole (``dict.setdefault`` is atomic); two threads may both compute one, with the
+    same bits."""
 
     def __init__(self, split: Split):
-        self.split, self.lo = split, 0
-        self.lower = self.upper = np.empty(0)
+        self.split = split
+        # about two standard deviations, a power of two in 64 .. 2^16 (a block much wider than the law would
+        # be tilted far from its mean, where r's rounding weighs more)
+        self.block = 64
+        while self.block < 2 ** 16 and self.block < 2 * math.sqrt(split.var):
+            self.block *= 2
+        self._blocks: dict[int, tuple[FloatArray, FloatArray]] = {}
+
+    def _ends(self, index: int) -> tuple[FloatArray, FloatArray]:
+        ends = self._blocks.get(index)
+        if ends is None:
+            if len(self._blocks) * self.block >= 2 ** 22:   # 64 MiB: start afresh (values never depend on it)
+                self._blocks.clear()
+            sp = self.split
+            lo = sp.shift + index * self.block
+            ends = self._blocks.setdefault(index, sp.log_pmf_bracket(lo, min(lo + self.block - 1, sp.shift + sp.size)))
+        return ends
 
     def get(self, lo: int, hi: int) -> tuple[FloatArray, FloatArray]:
         """Ends of log C on ``lo..hi`` (C is 0 outside ``shift..shift + size``)."""
         sp = self.split
-        first, last = sp.shift, sp.shift + sp.size
-        a, b = max(lo, first - 1), min(hi, last + 1)
-        if a > b:
-            empty = np.full(hi - lo + 1, -np.inf)
-            return empty, empty
-        if not (self.lower.size and self.lo <= a and b < self.lo + self.lower.size):
-            if self.lower.size:
-                a, b = min(a, self.lo), max(b, self.lo + self.lower.size - 1)
-            self.lo = a
-            self.lower, self.upper = sp.log_pmf_bracket(a, b)
-        pad_lo, pad_hi = np.full(max(0, a - lo), -np.inf), np.full(max(0, hi - b), -np.inf)
-        i, j = max(lo, a) - self.lo, min(hi, b) - self.lo + 1
-        return (np.concatenate([pad_lo, self.lower[i:j], pad_hi]), np.concatenate([pad_lo, self.upper[i:j], pad_hi]))
+        lower, upper = np.full(hi - lo + 1, -np.inf), np.full(hi - lo + 1, -np.inf)
+        a, b = max(lo, sp.shift), min(hi, sp.shift + sp.size)
+        if a <= b:
+            for index in range((a - sp.shift) // self.block, (b - sp.shift) // self.block + 1):
+                first = sp.shift + index * self.block
+                low, up = self._ends(index)
+                i, j = max(a, first), min(b, first + self.block - 1)
+                lower[i - lo:j - lo + 1], upper[i - lo:j - lo + 1] = low[i - first:j - first + 1], up[i - first:j - first + 1]
+        return lower, upper
 
 
 class SplitCurve:
@@ -348,7 +372,7 @@ class SplitCurve:
 
     def __init__(self, split: Split, *, depth: float = DEPTH, backward_only: bool = False):
         self.split, self.depth, self.backward_only = split, depth, backward_only
-        self._caches = (_Cache(split), _Cache(split))     # one per order: their windows are far apart
+        self._cache = _Cache(split)
 
     def log_bracket(self, eps: float) -> tuple[float, float]:
         flip = self.split.flip
@@ -373,13 +397,17 @@ class SplitCurve:
         d = abs(centre - sp.shift - sp.mean)
         reach = math.sqrt(d * d + 2 * sp.var * self.depth) - d + 4
         inner, outer = 0.5 * sd + 4, reach
-        cache = self._caches[0 if forward else 1]
         for _ in range(60):
-            lo, hi = (int(centre - inner), int(centre + outer) + 1) if forward else \
-                (int(centre - outer) - 1, int(centre + inner))
+            check_interrupt()                                  # Ctrl-C from any thread (docs/limits.md)
             first, last = sp.shift, sp.shift + sp.size + 1     # the terms live on first..last
+
+            def index(x: float) -> int:   # x truncated, within first - 1 .. last + 1 (x may be inf or NaN)
+                return first - 1 if not x > first - 1 else last + 1 if not x < last + 1 else int(x)
+
+            lo, hi = (index(centre - inner), index(centre + outer) + 1) if forward else \
+                (index(centre - outer) - 1, index(centre + inner))
             lo, hi = min(max(lo, first), last - 1), max(min(hi, last), first + 1)
-            low, up = cache.get(lo - 1, hi)                  # log C on lo-1..hi
+            low, up = self._cache.get(lo - 1, hi)                  # log C on lo-1..hi
             ends = (lo == first, hi == last)
             lower, upper, inner_ok, tail = (_forward if forward else _backward)(low, up, log_rho1, slack, ends)
             tail_ok = tail == -math.inf or tail <= upper - self.depth
@@ -390,6 +418,12 @@ class SplitCurve:
                 return log_f + lower - grow, log_f + total + grow
             inner, outer = (inner if inner_ok else 2 * inner), (outer if tail_ok else 2 * outer)
         raise RuntimeError("the shuffled randomized-response window did not settle")   # pragma: no cover
+
+
+def _tail(edge_up: float, next_low: float) -> float:
+    """log bound on the terms beyond a window's edge, from the edge's upper end and its neighbour's lower end
+    (-inf when the edge is 0: the ratio is not formed, -inf - -inf would be NaN and warn)."""
+    return -math.inf if edge_up == -math.inf else _geometric(edge_up, edge_up - next_low)
 
 
 def _forward(low: FloatArray, up: FloatArray, log_rho1: float, slack: float, ends: tuple[bool, bool]):
@@ -403,7 +437,7 @@ def _forward(low: FloatArray, up: FloatArray, log_rho1: float, slack: float, end
     if ends[1]:
         tail = -math.inf
     else:
-        tail = _geometric(float(up[-1]), float(up[-1] - low[-2]))
+        tail = _tail(float(up[-1]), float(low[-2]))
     return _log_sum(t_low), _log_sum(t_up), inner_ok, tail
 
 
@@ -418,7 +452,7 @@ def _backward(low: FloatArray, up: FloatArray, log_rho1: float, slack: float, en
     if ends[0]:
         tail = -math.inf
     else:
-        tail = _geometric(float(up[0]), float(up[0] - low[1]))
+        tail = _tail(float(up[0]), float(low[1]))
     return _log_sum(t_low), _log_sum(t_up), inner_ok, tail
 
 

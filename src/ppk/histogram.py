@@ -304,8 +304,9 @@ class HistogramQuery(BracketedCurve):
         flat, scalar = real_array("eps", eps, minimum=0.0)
         lower = np.empty_like(flat)
         upper = np.empty_like(flat)
-        for i, e in enumerate(flat):
-            lower[i], upper[i] = self._upper_pairs(float(e))
+        with _kernels.interruptible():   # Ctrl-C from any thread stops the loop's next kernel (docs/limits.md)
+            for i, e in enumerate(flat):
+                lower[i], upper[i] = self._upper_pairs(float(e))
         if not self.exact:   # the pair's lower end bounds the upper experiment only
             lower = np.maximum(self._single_bin_lower(flat), self._difference_lower(flat, upper))
         upper = np.minimum(upper, 0.0)   # delta <= 1 (the bound's rounding slack can reach past it)

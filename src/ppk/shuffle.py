@@ -20,7 +20,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._curve import BracketedCurve
-from ._shuffle_split import DEPTH, RANGE_DEPTH, Flip, split_curve
+from ._shuffle_split import DEPTH, RANGE_DEPTH, Flip, check_interrupt, interruptible, split_curve
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
 
@@ -42,9 +42,11 @@ class ShuffledRandomizedResponse(BracketedCurve):
     n : int
         Users (>= 1), the challenge user included (``n = 1``: randomized response alone, no shuffling).
     eps0 : float
-        Local privacy of each user's randomized response (>= 0, finite; from about 745 on the flip
-        probability rounds to 0 and the release is treated as unflipped, which can only over-state delta).  Each user reports
-        its bit with probability ``e^eps0 / (1 + e^eps0)`` and the flipped bit otherwise.
+        Local privacy of each user's randomized response (>= 0, finite; from about 708.4 on, where the flip
+        probability would be a subnormal double, the other users' reports are treated as unflipped while the
+        challenge user's keeps eps0, which can only over-state delta: delta(eps) is then randomized
+        response's own, ``(1 - r)(1 - e^(eps - eps0))``).  Each user reports its bit with probability
+        ``e^eps0 / (1 + e^eps0)`` and the flipped bit otherwise.
     known : int, optional
         How many of the other ``n - 1`` users' inputs the attacker knows (default ``n - 1``: standard shuffle
         DP).  The curve is the supremum over those inputs.
@@ -101,12 +103,12 @@ class ShuffledRandomizedResponse(BracketedCurve):
         """The curve of splits ``first`` (known 1s) with the ``last - first`` users whose inputs vary in the
         range removed: it bounds every split ``first..last`` (the attacker told their reports knows more)."""
         key = (first, last)
-        if key not in self._curves:
-            self._curves[key] = split_curve(self._flip, ones=first, zeros=self.known - last,
-                                            unknown=self.n - 1 - self.known, q=self._q,
-                                            depth=DEPTH if first == last else RANGE_DEPTH,
-                                            backward_only=self._mirrored)
-        return self._curves[key]
+        curve = self._curves.get(key)
+        if curve is None:   # setdefault: threads racing here all use the first curve stored (equal anyway)
+            made = split_curve(self._flip, ones=first, zeros=self.known - last, unknown=self.n - 1 - self.known,
+                               q=self._q, depth=DEPTH if first == last else RANGE_DEPTH, backward_only=self._mirrored)
+            curve = self._curves.setdefault(key, made)
+        return curve
 
     @property
     def _mirrored(self) -> bool:
@@ -118,10 +120,11 @@ class ShuffledRandomizedResponse(BracketedCurve):
         """Certified log ends of delta(eps) when ``ones`` of the known inputs are 1 (one split, both orders)."""
         ones = integer("ones", ones, minimum=0, maximum=self.known)
         eps = real("eps", eps, minimum=0.0)
-        low, up = self._range_curve(ones, ones).log_bracket(eps)
-        if self._mirrored:      # the curves hold the backward order; split ones's forward one is known - ones's
-            mirror = self._range_curve(self.known - ones, self.known - ones).log_bracket(eps)
-            low, up = max(low, mirror[0]), max(up, mirror[1])
+        with interruptible():
+            low, up = self._range_curve(ones, ones).log_bracket(eps)
+            if self._mirrored:  # the curves hold the backward order; split ones's forward one is known - ones's
+                mirror = self._range_curve(self.known - ones, self.known - ones).log_bracket(eps)
+                low, up = max(low, mirror[0]), max(up, mirror[1])
         return min(low, 0.0), min(up, 0.0)
 
     def _sup_bracket(self, eps: float) -> tuple[float, float]:
@@ -164,6 +167,7 @@ class ShuffledRandomizedResponse(BracketedCurve):
             for a, b in zip(cuts, cuts[1:]):
                 push(a, b - 1)
         while heap and -heap[0][0] > best + slack:        # a range may still beat the best by more than rtol
+            check_interrupt()
             _, first, last = heapq.heappop(heap)
             if last - first < 8:                          # a short range: every split in it, exactly
                 for j in range(first, last + 1):
@@ -177,7 +181,8 @@ class ShuffledRandomizedResponse(BracketedCurve):
     def _log_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
         flat, scalar = real_array("eps", eps, minimum=0.0)
         shape = np.shape(eps) if not scalar else ()
-        pairs = [self._sup_bracket(float(v)) for v in flat]
+        with interruptible():    # Ctrl-C from any thread stops the loop's next kernel (docs/limits.md)
+            pairs = [self._sup_bracket(float(v)) for v in flat]
         lower = np.array([a for a, _ in pairs], dtype=float).reshape(shape)
         upper = np.array([b for _, b in pairs], dtype=float).reshape(shape)
         return lower, upper, scalar
@@ -227,11 +232,17 @@ class ShuffledRandomizedResponse(BracketedCurve):
         cover of the splits; the cover bounds the supremum at every eps, so the answer is the largest of its
         ranges' own eps (each a search on one curve), found by checking every range at the current answer.
         """
-        from ._search import log_target, smallest_feasible_near
+        from ._search import log_target
         target = log_target(real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False))
         rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
         if self.eps0 == 0.0:
             return 0.0
+        with interruptible():    # Ctrl-C from any thread stops the searches' next kernel (docs/limits.md)
+            return self._epsilon(target, rtol)
+
+    def _epsilon(self, target: float, rtol: float) -> float:
+        """:meth:`epsilon` at the log target, within its interruptible scope."""
+        from ._search import smallest_feasible_near
 
         def eps_of(first: int, last: int, start: float) -> float:
             curve = self._range_curve(first, last)

@@ -158,7 +158,7 @@ bool run_cancellable(std::int64_t n, const Fn& fn, Poll&& poll) {
   return false;
 }
 
-// f0() and f1() at once when `parallel` (f1 on a new thread that inherits the caller's cancel flag,
+// f0() and f1() at once when `parallel` (f1 on a new thread that inherits the caller's cancel flag and watch,
 // kept off the caller's core), else one after the other.  Callers give each its own state, so
 // results never depend on which way it ran.  An exception from either is rethrown after both have
 // ended.
@@ -170,11 +170,13 @@ void run_both(bool parallel, FirstFn&& f0, SecondFn&& f1) {
     return;
   }
   const std::atomic<bool>* flag = cancel_flag();
+  const InterruptWatch watch = interrupt_watch();
   std::exception_ptr error1;
   detail::ThreadGroup group;
   try {
     std::thread& helper = group.start([&] {
       CancelScope scope(flag);
+      WatchScope watching(watch);
       inner_threads_allowed() = false;
       try { f1(); } catch (...) { error1 = std::current_exception(); }
     });

@@ -9,19 +9,28 @@
 // in every tail, no FFT), each value with certified lower and upper ends; the binomials' log pmfs are runs
 // anchored every kAnchor values at Loader's form (ppk/binom.hpp) and continued by the exact ratio.
 // The Python implementation in ppk/_shuffle_split.py is the reference (and handles three random groups);
-// this one is the same computation, for speed.  Windows grow on demand and are cached per order.
+// this one is the same computation, for speed.
+//
+// log C is computed, and cached, in blocks of a fixed size aligned on the support's first value: each value
+// depends on its block alone, never on which eps were asked before, so a curve answers the same bits
+// whatever the call order and from any number of threads at once (log_bracket is const; the block cache
+// is the only shared state, behind a mutex, and a block is computed outside the lock and published whole).
 #pragma once
 
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <stdexcept>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
 #include "ppk/binom.hpp"
+#include "ppk/cancel.hpp"
 
 namespace ppk {
 namespace shuffle_detail {
@@ -63,6 +72,7 @@ struct Group {
     std::vector<double> tmp(static_cast<std::size_t>(size));
     const double lg = logit();
     for (std::int64_t i = 0; i < size; ++i) {
+      if ((i & 63) == 0) poll_cancel();   // Ctrl-C (ppk/cancel.hpp)
       const std::int64_t k = k_first + i;
       if (k < 0 || k > count) { tmp[i] = -kDInf; continue; }
       if (i == 0 || k == 0 || (i % kAnchor) == 0 || tmp[i - 1] == -kDInf) {
@@ -84,28 +94,35 @@ class ShuffleSplit {
  public:
   ShuffleSplit(std::int64_t ones, std::int64_t zeros, std::int64_t unknown, double r, double q, double eps0,
                double depth, bool backward_only);
-  std::pair<double, double> log_bracket(double eps);
+  std::pair<double, double> log_bracket(double eps) const;
 
  private:
   using Group = shuffle_detail::Group;
-  struct Cache {
-    std::int64_t lo = 0;
+  // log C's certified ends on one aligned block of s (values outside the support are -inf)
+  struct Block {
     std::vector<double> lower, upper;
   };
+  struct BlockCache {
+    std::mutex mu;
+    std::unordered_map<std::int64_t, std::shared_ptr<const Block>> blocks;
+  };
+  // at most this many values cached (64 MiB); past it the cache starts afresh (values never depend on it)
+  static constexpr std::int64_t kMaxCachedValues = std::int64_t(1) << 22;
   std::vector<Group> wide_;
   std::optional<Group> narrow_;
-  std::int64_t shift_ = 0, size_ = 0;
+  std::int64_t shift_ = 0, size_ = 0, block_ = 16;
   double mean_ = 0, var_ = 0, dev_ = 0, r_, eps0_, depth_;
   bool backward_only_;
-  Cache caches_[2];
+  std::unique_ptr<BlockCache> cache_ = std::make_unique<BlockCache>();
 
   double saddle(double target) const;
   double wide_log(std::int64_t y) const { return wide_.empty() ? (y == 0 ? 0.0 : -shuffle_detail::kDInf)
                                                                : wide_[0].log_pmf_at(y); }
   double wide_tilted_max(std::int64_t a, std::int64_t b, double lam, double ym) const;
   void bracket_inside(std::int64_t lo, std::int64_t hi, double* lower, double* upper, int depth = 0) const;
-  void get(Cache& c, std::int64_t lo, std::int64_t hi, std::vector<double>& lower, std::vector<double>& upper);
-  std::pair<double, double> order(double eps, bool forward);
+  std::shared_ptr<const Block> block(std::int64_t index) const;
+  void get(std::int64_t lo, std::int64_t hi, std::vector<double>& lower, std::vector<double>& upper) const;
+  std::pair<double, double> order(double eps, bool forward) const;
 };
 
 }  // namespace ppk

@@ -3,6 +3,8 @@
 
 #include <cmath>
 
+#include "ppk/cancel.hpp"
+
 namespace ppk {
 
 namespace shuffle_detail {
@@ -53,6 +55,9 @@ inline ShuffleSplit::ShuffleSplit(std::int64_t ones, std::int64_t zeros, std::in
   for (double p : {r, q})
     if (p > 0 && p < 1) smallest = std::min(smallest, std::min(p, 1 - p));
   dev_ = 5 * shuffle_detail::kDU / smallest;
+  // blocks of about two standard deviations (a power of two, 16 .. 2^16): an order's window spans a few (a
+  // block much wider than the law would be tilted far from its mean, where r's rounding weighs more)
+  while (block_ < (std::int64_t(1) << 16) && static_cast<double>(block_) < 2 * std::sqrt(var_)) block_ *= 2;
 }
 
 // The tilt whose tilted law has mean target: Newton on the increasing tilted mean, kept in a bracket.
@@ -122,9 +127,10 @@ inline void ShuffleSplit::bracket_inside(std::int64_t lo, std::int64_t hi, doubl
   std::int64_t x0 = 0, x1 = g.count;
   if (g.count >= kFullSupport) {   // the tilted law is Bin(count, p'): centre the window on it
     const double lp = log_one_plus_exp(std::log(p1) + lam - std::log1p(-p1)) + std::log1p(-p1);
-    const double pt = std::exp(std::log(p1) + lam - lp);
+    // p' and 1 - p' each from its own exp: 1 - p' formed by subtraction can round below 0 (then sqrt gives NaN)
+    const double pt = std::min(1.0, std::exp(std::log(p1) + lam - lp)), qt = std::min(1.0, std::exp(std::log1p(-p1) - lp));
     // beyond the window the tilted law is below about e^-(depth + 10): the left-out tails are bounded in `extra`
-    const std::int64_t half = static_cast<std::int64_t>(std::sqrt(2 * (depth_ + 10)) * std::sqrt(g.count * pt * (1 - pt)) + 12);
+    const std::int64_t half = static_cast<std::int64_t>(std::sqrt(2 * (depth_ + 10)) * std::sqrt(g.count * pt * qt) + 12);
     const std::int64_t centre = static_cast<std::int64_t>(g.count * pt);
     x0 = std::max<std::int64_t>(0, centre - half);
     x1 = std::min<std::int64_t>(g.count, centre + half);
@@ -164,6 +170,7 @@ inline void ShuffleSplit::bracket_inside(std::int64_t lo, std::int64_t hi, doubl
   for (double& v : tb) v = std::exp(v - mb);
   std::vector<double> c(static_cast<std::size_t>(n), 0.0);
   for (std::int64_t i = 0; i < n; ++i) {
+    poll_cancel();   // Ctrl-C (ppk/cancel.hpp): every 1024 values, at most ~1e8 multiply-adds apart
     double s = 0;
     const double* bb = tb.data() + i + nx - 1;
     for (std::int64_t k = 0; k < nx; ++k) s += ta[k] * bb[-k];
@@ -200,30 +207,42 @@ inline void ShuffleSplit::bracket_inside(std::int64_t lo, std::int64_t hi, doubl
   }
 }
 
-// log C's ends on lo..hi (-inf outside shift..shift+size), from the order's cached window, grown on demand.
-inline void ShuffleSplit::get(Cache& cache, std::int64_t lo, std::int64_t hi, std::vector<double>& lower,
-                              std::vector<double>& upper) {
-  const std::int64_t first = shift_, last = shift_ + size_;
+// Block `index` of log C's ends: s in shift + index * block .. + block - 1, cut to the support.  Looked up under
+// the lock; a missing block is computed outside it (two threads may both compute one: the same bits) and the
+// first one published is kept.
+inline std::shared_ptr<const ShuffleSplit::Block> ShuffleSplit::block(std::int64_t index) const {
+  {
+    std::lock_guard<std::mutex> guard(cache_->mu);
+    const auto it = cache_->blocks.find(index);
+    if (it != cache_->blocks.end()) return it->second;
+  }
+  const std::int64_t lo = shift_ + index * block_, hi = std::min(lo + block_ - 1, shift_ + size_);
+  auto made = std::make_shared<Block>();
+  made->lower.assign(static_cast<std::size_t>(hi - lo + 1), 0.0);
+  made->upper.assign(static_cast<std::size_t>(hi - lo + 1), 0.0);
+  bracket_inside(lo, hi, made->lower.data(), made->upper.data());
+  std::lock_guard<std::mutex> guard(cache_->mu);
+  if (static_cast<std::int64_t>(cache_->blocks.size() + 1) * block_ > kMaxCachedValues) cache_->blocks.clear();
+  return cache_->blocks.emplace(index, std::move(made)).first->second;
+}
+
+// log C's ends on lo..hi (-inf outside shift..shift+size), from the cached blocks.
+inline void ShuffleSplit::get(std::int64_t lo, std::int64_t hi, std::vector<double>& lower,
+                              std::vector<double>& upper) const {
   lower.assign(static_cast<std::size_t>(hi - lo + 1), -shuffle_detail::kDInf);
   upper.assign(static_cast<std::size_t>(hi - lo + 1), -shuffle_detail::kDInf);
-  std::int64_t a = std::max(lo, first), b = std::min(hi, last);
-  if (a > b) return;
-  const std::int64_t have = static_cast<std::int64_t>(cache.lower.size());
-  if (!(have && cache.lo <= a && b < cache.lo + have)) {
-    if (have) a = std::min(a, cache.lo), b = std::max(b, cache.lo + have - 1);
-    cache.lo = a;
-    cache.lower.assign(static_cast<std::size_t>(b - a + 1), 0.0);
-    cache.upper.assign(static_cast<std::size_t>(b - a + 1), 0.0);
-    bracket_inside(a, b, cache.lower.data(), cache.upper.data());
-    a = std::max(lo, first), b = std::min(hi, last);
-  }
-  for (std::int64_t s = a; s <= b; ++s) {
-    lower[s - lo] = cache.lower[s - cache.lo];
-    upper[s - lo] = cache.upper[s - cache.lo];
+  const std::int64_t a = std::max(lo, shift_), b = std::min(hi, shift_ + size_);
+  for (std::int64_t k = (a - shift_) / block_; a <= b && k <= (b - shift_) / block_; ++k) {
+    const std::shared_ptr<const Block> blk = block(k);
+    const std::int64_t first = shift_ + k * block_;
+    for (std::int64_t s = std::max(a, first); s <= std::min(b, first + block_ - 1); ++s) {
+      lower[s - lo] = blk->lower[s - first];
+      upper[s - lo] = blk->upper[s - first];
+    }
   }
 }
 
-inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) {
+inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) const {
   using namespace shuffle_detail;
   // f = (1 - r)(1 - e^(eps - eps0)), g = e^eps (1 - r)(1 - e^-(eps + eps0)) since r / (1 - r) = e^-eps0: no
   // cancellation for any eps0
@@ -236,21 +255,26 @@ inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) {
   const double centre = shift_ + mean_ + var_ * (forward ? log_rho1 : -log_rho1);
   const double d = std::fabs(centre - shift_ - mean_);
   double inner = 0.5 * sd + 4, outer = std::sqrt(d * d + 2 * var_ * depth_) - d + 4;
-  Cache& cache = caches_[forward ? 0 : 1];
   std::vector<double> L, Up, t_low, t_up;
   const std::int64_t first = shift_, last = shift_ + size_ + 1;   // the terms live on first..last
+  // x truncated, within first - 1 .. last + 1 (centre and the doubled reaches may pass the int64 range; NaN: first - 1)
+  auto index = [first, last](double x) {
+    if (!(x > static_cast<double>(first - 1))) return first - 1;
+    if (!(x < static_cast<double>(last + 1))) return last + 1;
+    return static_cast<std::int64_t>(x);
+  };
   for (int it = 0; it < 60; ++it) {
     std::int64_t lo, hi;
     if (forward) {
-      lo = static_cast<std::int64_t>(centre - inner);
-      hi = static_cast<std::int64_t>(centre + outer) + 1;
+      lo = index(centre - inner);
+      hi = index(centre + outer) + 1;
     } else {
-      lo = static_cast<std::int64_t>(centre - outer) - 1;
-      hi = static_cast<std::int64_t>(centre + inner);
+      lo = index(centre - outer) - 1;
+      hi = index(centre + inner);
     }
     lo = std::min(std::max(lo, first), last - 1);
     hi = std::max(std::min(hi, last), first + 1);
-    get(cache, lo - 1, hi, L, Up);   // log C on lo-1..hi
+    get(lo - 1, hi, L, Up);   // log C on lo-1..hi
     const std::size_t m = L.size();
     t_low.assign(m - 1, -kDInf);
     t_up.assign(m - 1, -kDInf);
@@ -285,7 +309,7 @@ inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) {
   throw std::runtime_error("the shuffled randomized-response window did not settle");
 }
 
-inline std::pair<double, double> ShuffleSplit::log_bracket(double eps) {
+inline std::pair<double, double> ShuffleSplit::log_bracket(double eps) const {
   if (eps >= eps0_) return {-shuffle_detail::kDInf, -shuffle_detail::kDInf};   // the loss never exceeds eps0
   const auto bwd = order(eps, false);
   if (backward_only_) return bwd;
