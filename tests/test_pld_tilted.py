@@ -244,4 +244,4 @@ def test_stored_values_are_the_oracles():
             stored = b[side][i]
             p, q = (b["p"], b["q"]) if side == "log_delta" else (b["q"], b["p"])
             got = _binary_log_delta(p, q, b["k"], b["eps"][i])
-        assert got == stored, (seed, kind, i, got, stored)
+        assert got == stored or math.isclose(got, stored, rel_tol=1e-13), (seed, kind, i, got, stored)
