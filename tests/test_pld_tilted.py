@@ -4,10 +4,17 @@ closed forms and exact sums in mpmath (50 digits), never the code under test.
 * the k-fold Gaussian is exactly the Gaussian of mu = sqrt(k) s / sigma;
 * randomized response composed with Gaussians is a binomial sum of Gaussian curves;
 * a three-outcome pair composed k times is a multinomial sum.
+
+The sums (0.1-1.5 s each at 50 digits) are stored: tests/oracles/make_pld_tilted.py writes
+tests/oracles/pld_tilted.json with this module's own oracle functions, and
+``test_stored_values_are_the_oracles`` recomputes a random few of them; the closed forms stay live.
 """
 from __future__ import annotations
 
+import functools
 import math
+import random
+import time
 
 import mpmath as mp
 import numpy as np
@@ -18,6 +25,24 @@ from ppk.pld import _enumerated
 from ppk.pld._tilted_bracket import PlanCurve
 
 mp.mp.dps = 50
+
+
+@functools.lru_cache(maxsize=None)
+def _stored() -> dict:
+    """tests/oracles/pld_tilted.json, read on first use (its generator imports this module)."""
+    from oracles import load   # tests/ is on sys.path: conftest.py
+
+    return load("pld_tilted")
+
+
+def _rr_stored(eps) -> np.ndarray:
+    """The stored randomized response + Gaussian log delta at each eps (make_pld_tilted.RR)."""
+    rr = _stored()["rr_gaussian"]
+    return np.array([rr["log_delta"][rr["eps"].index(e)] for e in eps])
+
+
+def _binary_stored(k: int) -> dict:
+    return next(b for b in _stored()["binary"] if b["k"] == k)
 
 
 @pytest.fixture(params=["enumerated", "tilted"])
@@ -104,12 +129,11 @@ def test_gaussian_and_randomized_response_plan(path):
     assert type(plan._curve()).__name__ == {"enumerated": "EnumeratedCurve", "tilted": "PlanCurve"}[path]
     eps = np.array([1.0, 8.0, 12.55, 40.0])
     lo, up = plan.log_delta_bracket(eps)
-    exact = np.array([_rr_gaussian_log_delta(eps0, 300, math.sqrt(2.0), e) for e in eps])
+    exact = _rr_stored(eps)           # _rr_gaussian_log_delta(eps0, 300, sqrt 2, eps)
     assert np.all(lo <= exact) and np.all(exact <= up), (lo - exact, up - exact)
     assert np.all(np.expm1(up - lo) < 1e-3)
     e6 = plan.get_epsilon_for_delta(1e-6)
-    exact_e6 = float(mp.findroot(lambda e: _rr_gaussian_log_delta(eps0, 300, math.sqrt(2.0), e) - math.log(1e-6),
-                                 (12.0, 13.0), solver="anderson"))
+    exact_e6 = _stored()["rr_gaussian"]["epsilon"]      # its root at 1e-6
     assert exact_e6 <= e6 <= exact_e6 * (1 + 1e-3)
 
 
@@ -134,29 +158,38 @@ def test_lattice_pair_composed_by_exact_enumeration_far_into_the_tail(path):
     eps = np.array([300.0, 600.0, 1000.0, 1400.0, 1700.0])
     lo, up = plan.log_delta_bracket(eps)
     # ppk reports the larger of the two orders (Q || P: the mirrored pair)
-    exact = np.array([max(_binary_log_delta(p, q, k, e), _binary_log_delta(q, p, k, e)) for e in eps])
+    b = _binary_stored(k)             # _binary_log_delta(p, q, k, eps) and (q, p, ...)
+    assert b["p"] == p and b["q"] == q and b["eps"] == list(eps)
+    exact = np.maximum(b["log_delta"], b["log_delta_mirror"])
     assert exact[-1] < -290
     assert np.all(lo <= exact) and np.all(exact <= up), (lo - exact, up - exact)
     assert np.all(np.expm1(up - lo) < 0.05)
 
 
-def test_a_fine_grid_and_the_order_of_questions_change_nothing_certified(tilted):
-    # the merged Gaussian leaf needs more than a million buckets at Delta = 1e-4 (it reaches e^-800): it must
-    # stay on the plan's grid (it was once built on 2e-4 and read as 1e-4: delta(1) 0.511 for 0.589)
-    dx, eps0 = 1e-4, 0.1
+def _rr_plan(dx: float) -> PLD:
+    eps0 = 0.1
     pe = math.exp(eps0) / (1 + math.exp(eps0))
+    rr = PLD.from_pmfs([pe, 1 - pe], [1 - pe, pe], value_discretization_interval=dx)
+    return PLD.from_gaussian_mechanism(10.0, value_discretization_interval=dx).self_compose(200).compose(
+        rr.self_compose(300))
 
-    def plan():
-        rr = PLD.from_pmfs([pe, 1 - pe], [1 - pe, pe], value_discretization_interval=dx)
-        return PLD.from_gaussian_mechanism(10.0, value_discretization_interval=dx).self_compose(200).compose(
-            rr.self_compose(300))
-    eps = np.array([1.0, 5.0])
-    lo, up = plan().log_delta_bracket(eps)
-    exact = np.array([_rr_gaussian_log_delta(eps0, 300, math.sqrt(2.0), e) for e in eps])
+
+def test_a_fine_grid_changes_nothing_certified(tilted):
+    # the merged Gaussian leaf needs more than a million buckets at Delta = 1e-4 (it reaches e^-800): it must
+    # stay on the plan's grid (it was once built on 2e-4 and read as 1e-4: delta(1) 0.511 for 0.589).
+    # One plan, one eps (3 s: the leaf and the tilts at 1e-4); the order of questions is tested on 1e-3 below
+    plan = _rr_plan(1e-4)
+    eps = np.array([1.0])
+    lo, up = plan.log_delta_bracket(eps)
+    exact = _rr_stored(eps)
     assert np.all(lo <= exact) and np.all(exact <= up), (lo - exact, up - exact)
-    # every eps reads the tilt on a fixed grid: the same answer whatever was asked before
-    fresh = plan().get_epsilon_for_delta(1e-6)
-    asked = plan()
+
+
+def test_the_order_of_questions_changes_nothing(tilted):
+    # every eps reads the tilt on a fixed grid of tilt centres (multiples of a few deviations, whatever
+    # Delta): the same answer whatever was asked before.  Delta = 1e-3: 1 s for both plans
+    fresh = _rr_plan(1e-3).get_epsilon_for_delta(1e-6)
+    asked = _rr_plan(1e-3)
     asked.delta_bracket(20.0)
     asked.delta_bracket(np.linspace(0.0, 30.0, 7))
     assert asked.get_epsilon_for_delta(1e-6) == fresh
@@ -173,7 +206,9 @@ def test_atoms_on_bucket_edges_keep_the_lower_end_tight(tilted):
     assert type(plan._curve()).__name__ == "PlanCurve"
     eps = np.array([4.0, 9.0, 15.0])
     lo, up = plan.log_delta_bracket(eps)
-    exact = np.array([_binary_log_delta(p, q, k, e) for e in eps])
+    b = _binary_stored(k)             # _binary_log_delta(p, q, k, eps)
+    assert b["p"] == p and b["q"] == q and b["eps"] == list(eps)
+    exact = np.array(b["log_delta"])
     assert exact[-1] < -100
     assert np.all(lo <= exact) and np.all(exact <= up), (lo - exact, up - exact)
     assert np.all(up - lo < math.log1p(0.01)), up - lo
@@ -182,9 +217,31 @@ def test_atoms_on_bucket_edges_keep_the_lower_end_tight(tilted):
 def test_a_delta_below_the_mass_at_infinity_is_refused_without_a_search():
     # the subsampled leaf's tails beyond e^-50 count as infinite loss: 3000 runs put ~e^-57 there, so no eps
     # reaches 1e-50 -- answered from that mass (no tilt built; it once walked out over a dozen tilts)
-    plan = PLD.from_gaussian_mechanism(2.0, sampling_prob=0.01, value_discretization_interval=1e-4).self_compose(3000)
+    plan = PLD.from_gaussian_mechanism(2.0, sampling_prob=0.01, value_discretization_interval=1e-3).self_compose(3000)
     assert plan.get_epsilon_for_delta(1e-50) == math.inf
     curve = plan._curve()
     assert all(not o.upper_tilts for o in curve.orders)
     assert max(float(o.log_inf_up) for o in curve.orders) > math.log(1e-50)
     assert plan.log_delta_bracket(40.0)[1] > math.log(1e-50)        # the upper end there says the same
+
+
+def test_stored_values_are_the_oracles():
+    """Three stored sums recomputed by this module's oracle functions (as make_pld_tilted.py calls them), drawn
+    by a seed that changes daily (printed on failure): a corrupted file or a changed oracle fails some day."""
+    seed = int(time.time()) // 86400
+    rng = random.Random(seed)
+    rr = _stored()["rr_gaussian"]
+    entries = [("rr", i) for i in range(len(rr["eps"]))]
+    entries += [("binary", (j, i, side)) for j, b in enumerate(_stored()["binary"]) if b["k"] <= 1500
+                for i in range(len(b["eps"])) for side in ("log_delta", "log_delta_mirror")]
+    for kind, i in rng.sample(entries, 3):
+        if kind == "rr":
+            stored = rr["log_delta"][i]
+            got = _rr_gaussian_log_delta(rr["eps0"], rr["n_rr"], math.sqrt(rr["mu2"]), rr["eps"][i])
+        else:
+            j, i, side = i
+            b = _stored()["binary"][j]
+            stored = b[side][i]
+            p, q = (b["p"], b["q"]) if side == "log_delta" else (b["q"], b["p"])
+            got = _binary_log_delta(p, q, b["k"], b["eps"][i])
+        assert got == stored or math.isclose(got, stored, rel_tol=1e-13), (seed, kind, i, got, stored)
