@@ -15,6 +15,11 @@ from . import _kernels
 from ._histogram_noiseless import noiseless_pair
 
 
+def interruptible():
+    """A loop over many pairs' brackets, interruptible by Ctrl-C from any thread (``ppk._kernels.interruptible``)."""
+    return _kernels.interruptible()
+
+
 def pair_log_bracket(n_unknown: int, pa: float, pb: float, rest: float, *, sigma_eff: float, eps: float,
                      rtol: float, max_evaluations: int) -> tuple[float, float]:
     """(log lower, log upper) of ``max`` over the two orders of the pair ``{a, b}`` of ``E_M[H_M]``.

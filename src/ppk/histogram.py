@@ -34,7 +34,8 @@ import numpy.typing as npt
 
 from . import _kernels
 from ._curve import BracketedCurve
-from ._histogram_noiseless import NOISELESS_MAX_TERMS, noiseless_pair
+from ._histogram_noiseless import NOISELESS_MAX_TERMS
+from ._pair_bound import pair_log_bracket
 from .counting import CountingQuery
 from .noise import MIN_SCALE, Gaussian, RowSum
 from .noisy_query import NoisyQuery
@@ -238,30 +239,12 @@ class HistogramQuery(BracketedCurve):
 
     # -- the two ends, one eps at a time ----------------------------------------------------
     def _upper_pairs(self, eps: float) -> tuple[float, float]:
-        """(log lower, log upper) of max over the two worst ordered pairs of E_M[H_M(sigma/sqrt 2)]."""
+        """(log lower, log upper) of max over the two worst ordered pairs of E_M[H_M(sigma/sqrt 2)] (at sigma = 0
+        the exact lattice sum unless it is too large): the pair bound of :mod:`ppk._pair_bound`."""
         a, b = self.worst_pair()
-        s = self.probs[a] + self.probs[b]
-        rest = self._rest(a, b)
-        if self.sigma == 0:
-            # the exact sum (rtol plays no part), unless it is too large; then the kernel's bracket below
-            orders = [(a, b)] if self.probs[a] == self.probs[b] else [(a, b), (b, a)]   # equal: the same sum
-            exact = [noiseless_pair(self.n_unknown, self.probs[i], self.probs[j], rest, eps) for i, j in orders]
-            if all(e is not None for e in exact):
-                return max(e[0] for e in exact), max(e[1] for e in exact)   # type: ignore[index]
-        sigma_pair = self.sigma / math.sqrt(2.0)
-        if s == 0:   # both impossible: no natural noise between them
-            q_pairs = [(0.5, 0.5)]
-        else:
-            q_a, q_b = self.probs[a] / s, self.probs[b] / s
-            q_pairs = [(q_a, q_b)] if q_a == q_b else [(q_a, q_b), (q_b, q_a)]
-        lows, ups = [], []
-        for q, q_rest in q_pairs:
-            lo, up, _ = _kernels.mixture_log_delta_bracket(self.n_unknown, s, rest, q, q_rest, sigma=sigma_pair,
-                                                           eps=eps, rtol=self.rtol,
-                                                           max_evaluations=self.max_evaluations)
-            lows.append(lo)
-            ups.append(up)
-        return max(lows), max(ups)
+        return pair_log_bracket(self.n_unknown, self.probs[a], self.probs[b], self._rest(a, b),
+                                sigma_eff=self.sigma / math.sqrt(2.0), eps=eps, rtol=self.rtol,
+                                max_evaluations=self.max_evaluations)
 
     def _single_bin_lower(self, eps: FloatArray) -> FloatArray:
         """max over a few single bins of the count's delta: each bin alone is a noisy count."""

@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._curve import BracketedCurve
-from ._pair_bound import pair_log_bracket
+from ._pair_bound import interruptible, pair_log_bracket
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
 from .histogram import MAX_HISTOGRAM_ROWS, probabilities
@@ -285,11 +285,12 @@ class TablePlan(BracketedCurve):
     def _pair_brackets(self, eps: float) -> list[tuple[float, float, bool]]:
         """(log lower, log upper, exact) of each evaluated pair's bound at one eps."""
         out = []
-        for a, b, sigma_eff in self._pairs:
-            rest = self._rest(a, b)
-            lo, up = pair_log_bracket(self.n_unknown, self.probs[a], self.probs[b], rest, sigma_eff=sigma_eff,
-                                      eps=eps, rtol=self.rtol, max_evaluations=self.max_evaluations)
-            out.append((lo, up, self.n_unknown == 0 or rest == 0))
+        with interruptible():   # Ctrl-C from any thread stops the next pair's kernel (docs/limits.md)
+            for a, b, sigma_eff in self._pairs:
+                rest = self._rest(a, b)
+                lo, up = pair_log_bracket(self.n_unknown, self.probs[a], self.probs[b], rest, sigma_eff=sigma_eff,
+                                          eps=eps, rtol=self.rtol, max_evaluations=self.max_evaluations)
+                out.append((lo, up, self.n_unknown == 0 or rest == 0))
         return out
 
     def _count_lower(self, eps: FloatArray) -> FloatArray:
@@ -319,8 +320,10 @@ class TablePlan(BracketedCurve):
         flat, scalar = real_array("eps", eps, minimum=0.0)
         lower = np.full(flat.shape, -np.inf)
         upper = np.full(flat.shape, -np.inf)
-        for i, e in enumerate(flat):
-            for lo, up, exact in self._pair_brackets(float(e)):
+        with interruptible():
+            brackets = [self._pair_brackets(float(e)) for e in flat]
+        for i, pairs in enumerate(brackets):
+            for lo, up, exact in pairs:
                 upper[i] = max(upper[i], up)
                 if exact:
                     lower[i] = max(lower[i], lo)
