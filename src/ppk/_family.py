@@ -83,23 +83,25 @@ class _Result:
 
 def _law(query: "NoisyQuery") -> Any:
     """The query's added law in C++ (the discrete Gaussian's tail table built once per query)."""
-    if query._family_law is None:
-        kind = next(code for cls, code in _KIND if isinstance(query.added, cls))
-        query._family_law = _kernels.family_law(kind, float(query.added.scale))
-    return query._family_law
+    with query._lock:
+        if query._family_law is None:
+            kind = next(code for cls, code in _KIND if isinstance(query.added, cls))
+            query._family_law = _kernels.family_law(kind, float(query.added.scale))
+        return query._family_law
 
 
 def binomial_window(query: "NoisyQuery", depth: float) -> Any:
     """The binomial natural noise's C++ window at ``depth`` (cached per depth); None when it would hold
     more values than ppk.noise.MAX_WINDOW (then the deepening stops at the last one)."""
     assert isinstance(query.natural, Binomial)
-    if depth not in query._family_windows:
-        try:
-            query._family_windows[depth] = _kernels.family_binomial_window(query.natural.n, query.natural.p,
-                                                                           depth=depth)
-        except ValueError:
-            query._family_windows[depth] = None
-    return query._family_windows[depth]
+    with query._lock:
+        if depth not in query._family_windows:
+            try:
+                query._family_windows[depth] = _kernels.family_binomial_window(query.natural.n, query.natural.p,
+                                                                               depth=depth)
+            except ValueError:
+                query._family_windows[depth] = None
+        return query._family_windows[depth]
 
 
 def _max_abs_finite(lw: np.ndarray) -> float:
@@ -116,12 +118,16 @@ def _max_abs_finite(lw: np.ndarray) -> float:
 def _cpp_window(query: "NoisyQuery", w: Any) -> Any:
     if not isinstance(w, Window):
         return w      # (already a C++ window: a binomial's)
-    key = id(w)       # windows are cached per depth, so their ids are stable
-    if key not in query._family_windows:
-        lw = np.asarray(w.log_pmf, dtype=np.longdouble)
-        err = WINDOW_LOG_ERROR * (1.0 + _max_abs_finite(lw))
-        query._family_windows[key] = _kernels.family_window(w.offset, lw, log_dropped=w.log_dropped, log_error=err)
-    return query._family_windows[key]
+    # keyed by id, the entry holding the window itself: its id cannot pass to another window while cached
+    key = ("id", id(w))
+    with query._lock:
+        entry = query._family_windows.get(key)
+        if entry is None or entry[0] is not w:
+            lw = np.asarray(w.log_pmf, dtype=np.longdouble)
+            err = WINDOW_LOG_ERROR * (1.0 + _max_abs_finite(lw))
+            entry = (w, _kernels.family_window(w.offset, lw, log_dropped=w.log_dropped, log_error=err))
+            query._family_windows[key] = entry
+        return entry[1]
 
 
 def threshold(query: "NoisyQuery", w: Any, eps: float) -> _Result:
