@@ -289,6 +289,23 @@ def test_work_does_not_depend_on_the_draw(sampler, scale, draws, monkeypatch):
     assert len(work) == 1, sorted(work)[:2]
 
 
+def test_the_normal_series_never_sees_a_negative_number(monkeypatch):
+    """CPython divides and shifts negative integers by other paths: at sigma >= 117 a negative draw took
+    longer than a positive one (Spearman rho(draw, time) -0.02 to -0.24, issue #44).  The CDF's series
+    now gets |k + 1/2| / sigma for every k, the same operations on numbers of one sign."""
+    samplers.rounded_gaussian(1000.0, rng=1)            # the table, before
+    args = []
+    original = fx.FixedNormalCdf.__call__
+
+    def recorded(obj, x):
+        args.append(x)
+        return original(obj, x)
+    monkeypatch.setattr(fx.FixedNormalCdf, "__call__", recorded)
+    draws = [samplers.rounded_gaussian(1000.0, rng=s) for s in range(8)]
+    assert min(draws) < 0 < max(draws) and len(args) == 8 * 7     # both signs drawn, 7 series each
+    assert min(args) >= 0
+
+
 def test_timing_report_runs_and_validates():
     report = sampler_timing.measure_timing("discrete_laplace", scale=2.0, draws=100, rng=3)
     assert -1 <= report.spearman <= 1 and 0 <= report.pvalue <= 1 and report.median_seconds > 0
@@ -299,6 +316,15 @@ def test_timing_report_runs_and_validates():
         sampler_timing.measure_timing("gaussian", draws=10)
     rho, _ = sampler_timing._spearman(np.arange(50.0), np.arange(50.0) ** 3)
     assert rho == pytest.approx(1.0)
+
+
+def test_timing_refuses_a_huge_scale_before_any_draw(monkeypatch):
+    # at the samplers' MAX_SCALE = 2**128, 2000 draws would run for many minutes: refused up front
+    drawn = []
+    monkeypatch.setitem(sampler_timing.SAMPLERS, "gaussian", lambda *a, **k: drawn.append(a))
+    with pytest.raises(ValueError, match="scale must be <="):
+        sampler_timing.measure_timing("gaussian", scale=2.0 ** 128)
+    assert drawn == []
 
 
 # -- numpy scalars, booking and bad input ----------------------------------------------------------
