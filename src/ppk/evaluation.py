@@ -39,8 +39,7 @@ from .counting import MAX_ROWS
 __all__ = ["evaluate", "GRIDS", "GridPoint", "grid_points", "evaluate_point", "run_sweep", "write_csv", "read_csv",
            "COLUMNS", "SweepInterrupted"]
 
-COLUMNS = ["n", "known_fraction", "p", "eps", "delta", "sigma_ppk", "sigma_alg2", "sigma_analytic",
-           "sigma_cor32", "sigma_classic", "gain", "seconds"]
+from ._rows import COLUMNS, check_rows as _check_rows    # (one home below this module and ppk.figures)
 
 # Each grid: the axes of the sweep.  "thesis" spans the ranges the thesis proposes for
 # it (n 1e4..1e7, eps 1e-3..1, bias and known/n 0.01..0.99; about two minutes on 2 cores); "quick" is a
@@ -280,17 +279,6 @@ def run_sweep(points: list[GridPoint], *, executor: Executor | None = None, jobs
     if own:
         pool.shutdown()
     return [r for r in rows if r is not None]
-
-
-def _check_rows(name: str, rows: Any) -> list[Mapping[str, Any]]:
-    """``rows`` as a list of rows of ``evaluation.csv`` (mappings with every column of COLUMNS)."""
-    def row(entry: str, r: Any) -> Mapping[str, Any]:
-        instance(entry, r, Mapping, "a row of evaluation.csv (a dict with the keys of COLUMNS)")
-        missing = [c for c in COLUMNS if c not in r]
-        if missing:
-            raise ValueError(f"{entry} lacks the columns {', '.join(missing)}")
-        return r
-    return sequence(name, rows, row)
 
 
 def write_csv(rows: Sequence[Mapping[str, Any]], path: str) -> None:

@@ -334,6 +334,7 @@ class NoisyQuery(PrivacyCurve):
         # deepest that does, and report its bound (Bin(3e8, 0.3) with sigma = 2 at eps = 0.5, delta ~ e^-8e6,
         # passed None to the engine)
         if binomial:      # (its width ~ 2 sqrt(2 depth N p q): the windows far too wide are not built to be refused)
+            assert isinstance(self.natural, Binomial)
             npq = self.natural.n * self.natural.p * (1 - self.natural.p)
             while depth > DEPTH_START and 2 * math.sqrt(2 * depth * npq) > 1.5 * MAX_WINDOW:
                 depth /= 2
