@@ -209,15 +209,21 @@ def test_discrete_gaussian_law_of_the_fixed_rounds(sigma):
     assert rej.rounds * math.log2(1 - a) < -samplers._TAIL_BITS
 
 
+DG_DRAWS = 120     # ~20 ms each (M = 100+ rounds, always)
+
+
 def test_discrete_gaussian_draws():
-    """The sampler itself, not only its law on paper: 400 draws at sigma = 1.3 against the pmf."""
+    """The sampler itself, not only its law on paper: 120 draws at sigma = 1.3 against the pmf.  The rounds'
+    law is checked exactly above; this guards the draw loop.  Power: a loop that keeps adding after the first
+    acceptance (pending not cleared) or takes the last acceptance's complement draws a law of sd ~5 or a point
+    mass: chi2 p below 1e-30 at 120 draws (measured); 400 draws cost 8 s CPU."""
     src = as_source(31)
-    draws = Counter(samplers.discrete_gaussian(1.3, rng=src) for _ in range(400))
+    draws = Counter(samplers.discrete_gaussian(1.3, rng=src) for _ in range(DG_DRAWS))
     ks = range(-4, 5)
     weights = np.array([math.exp(-k * k / (2 * 1.3 ** 2)) for k in range(-60, 61)])
-    expected = np.array([math.exp(-k * k / (2 * 1.3 ** 2)) for k in ks]) / weights.sum() * 400
+    expected = np.array([math.exp(-k * k / (2 * 1.3 ** 2)) for k in ks]) / weights.sum() * DG_DRAWS
     observed = np.array([draws[k] for k in ks], dtype=float)
-    rest_e, rest_o = 400 - expected.sum(), 400 - observed.sum()
+    rest_e, rest_o = DG_DRAWS - expected.sum(), DG_DRAWS - observed.sum()
     chi2 = np.sum((observed - expected) ** 2 / expected) + (rest_o - rest_e) ** 2 / rest_e
     assert stats.chi2.sf(chi2, len(ks)) > 1e-4
 
@@ -239,8 +245,9 @@ def test_bernoulli_exp():
 
 
 def test_large_sigma_keeps_the_low_bits():
+    # one sigma above 2**53 (1e17 took the same path: the same code with more fine steps, twice the cost)
     src = as_source(15)
-    for sigma in (2.0 ** 53 + 2, 1e17):
+    for sigma in (2.0 ** 53 + 2,):
         draws = [samplers.rounded_gaussian(sigma, rng=src) for _ in range(60)]
         z = np.array([float(Fraction(k) / Fraction(sigma)) for k in draws])
         assert stats.kstest(z, "norm").pvalue > 1e-4
