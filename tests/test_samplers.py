@@ -397,3 +397,18 @@ def test_zero_scale_and_bad_input():
         samplers.discrete_laplace(0.0)
     with pytest.raises(ValueError, match="rng"):
         samplers.discrete_laplace(1.0, rng=-3)
+
+
+def test_the_timing_command_gives_the_reports_verdict(monkeypatch, capsys):
+    # one verdict: TimingReport.detected (p <= 5e-4 for either rank correlation), in the text, the warning and
+    # the JSON (whose fields lacked it, so a reader applied a threshold of its own)
+    import json
+
+    from ppk.cli._main import main
+    report = sampler_timing.TimingReport("gaussian", 1000.0, 2000, -0.22, 2.5e-28, -0.01, 0.6, 1e-3, 0.5)
+    monkeypatch.setattr(sampler_timing, "measure_timing", lambda *a, **k: report)
+    assert main(["samplers", "timing", "--scale", "1000", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["detected"] is True and out["record"]["warnings"][0].startswith("DEPENDENCE DETECTED")
+    assert main(["samplers", "timing", "--scale", "1000"]) == 0
+    assert "DEPENDENCE DETECTED" in capsys.readouterr().out

@@ -23,7 +23,7 @@ def _run_timing(args: argparse.Namespace) -> int:
                                                     scale=args.scale, scale_name="scale", unit="counts", per="draw"),
                          warnings=warnings)
     if args.json:
-        print_json({**vars(report), "record": record})
+        print_json({**vars(report), "detected": report.detected, "record": record})     # the verdict printed
         return 0
     print(report.summary())
     print_record(record)
