@@ -15,15 +15,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import numpy as np
 
 from . import _kernels
-from .noise import Binomial, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, NoNoise, Window
-
-if TYPE_CHECKING:
-    from .noisy_query import NoisyQuery
+from .noise import (AddedNoise, Binomial, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace, NaturalNoise, NoNoise,
+                    Window)
 
 DEPTH_START = 64.0     # windows first hold every value within e^-64 of the mode ...
 DEPTH_MAX = 2048.0     # ... and deepen (doubling) while the mass they leave out matters
@@ -81,25 +79,39 @@ class _Result:
     log_upper: float
 
 
-def _law(query: "NoisyQuery") -> Any:
+class FamilyQuery(Protocol):
+    """What the engine reads and fills of a query (ppk.NoisyQuery is one): the engine below does not import
+    the query above it.  The caches are filled under ``_lock``."""
+
+    natural: NaturalNoise
+    added: AddedNoise
+    shifts: tuple[int, ...]
+    _lock: Any
+    _family_law: Any
+    _family_windows: dict[Any, Any]
+
+
+def _law(query: FamilyQuery) -> Any:
     """The query's added law in C++ (the discrete Gaussian's tail table built once per query)."""
-    if query._family_law is None:
-        kind = next(code for cls, code in _KIND if isinstance(query.added, cls))
-        query._family_law = _kernels.family_law(kind, float(query.added.scale))
-    return query._family_law
+    with query._lock:
+        if query._family_law is None:
+            kind = next(code for cls, code in _KIND if isinstance(query.added, cls))
+            query._family_law = _kernels.family_law(kind, float(query.added.scale))
+        return query._family_law
 
 
-def binomial_window(query: "NoisyQuery", depth: float) -> Any:
+def binomial_window(query: FamilyQuery, depth: float) -> Any:
     """The binomial natural noise's C++ window at ``depth`` (cached per depth); None when it would hold
     more values than ppk.noise.MAX_WINDOW (then the deepening stops at the last one)."""
     assert isinstance(query.natural, Binomial)
-    if depth not in query._family_windows:
-        try:
-            query._family_windows[depth] = _kernels.family_binomial_window(query.natural.n, query.natural.p,
-                                                                           depth=depth)
-        except ValueError:
-            query._family_windows[depth] = None
-    return query._family_windows[depth]
+    with query._lock:
+        if depth not in query._family_windows:
+            try:
+                query._family_windows[depth] = _kernels.family_binomial_window(query.natural.n, query.natural.p,
+                                                                               depth=depth)
+            except ValueError:
+                query._family_windows[depth] = None
+        return query._family_windows[depth]
 
 
 def _max_abs_finite(lw: np.ndarray) -> float:
@@ -113,18 +125,22 @@ def _max_abs_finite(lw: np.ndarray) -> float:
     return float(np.max(np.abs(lw[np.isfinite(lw)]), initial=0.0))
 
 
-def _cpp_window(query: "NoisyQuery", w: Any) -> Any:
+def _cpp_window(query: FamilyQuery, w: Any) -> Any:
     if not isinstance(w, Window):
         return w      # (already a C++ window: a binomial's)
-    key = id(w)       # windows are cached per depth, so their ids are stable
-    if key not in query._family_windows:
-        lw = np.asarray(w.log_pmf, dtype=np.longdouble)
-        err = WINDOW_LOG_ERROR * (1.0 + _max_abs_finite(lw))
-        query._family_windows[key] = _kernels.family_window(w.offset, lw, log_dropped=w.log_dropped, log_error=err)
-    return query._family_windows[key]
+    # keyed by id, the entry holding the window itself: its id cannot pass to another window while cached
+    key = ("id", id(w))
+    with query._lock:
+        entry = query._family_windows.get(key)
+        if entry is None or entry[0] is not w:
+            lw = np.asarray(w.log_pmf, dtype=np.longdouble)
+            err = WINDOW_LOG_ERROR * (1.0 + _max_abs_finite(lw))
+            entry = (w, _kernels.family_window(w.offset, lw, log_dropped=w.log_dropped, log_error=err))
+            query._family_windows[key] = entry
+        return entry[1]
 
 
-def threshold(query: "NoisyQuery", w: Any, eps: float) -> _Result:
+def threshold(query: FamilyQuery, w: Any, eps: float) -> _Result:
     """delta on the threshold path for one window (a ppk.noise.Window or a binomial's C++ window): the
     largest over the query's shifts, in both directions, computed in C++."""
     est, up = _kernels.family_threshold(_cpp_window(query, w), _law(query), scale=float(query.added.scale),
@@ -132,12 +148,12 @@ def threshold(query: "NoisyQuery", w: Any, eps: float) -> _Result:
     return _Result(est, up)
 
 
-def variance(query: "NoisyQuery", w: Any) -> float:
+def variance(query: FamilyQuery, w: Any) -> float:
     """The variance of a window (for the first depth of the threshold path)."""
     return float(_cpp_window(query, w).variance)
 
 
-def lattice(query: "NoisyQuery", w: Any, eps: float) -> _Result:
+def lattice(query: FamilyQuery, w: Any, eps: float) -> _Result:
     """delta on the lattice-sum path for one window of the natural noise (no added noise, or a lattice law):
     the largest over the query's shifts, in both directions, computed in C++."""
     cw = _cpp_window(query, w)
@@ -149,7 +165,7 @@ def lattice(query: "NoisyQuery", w: Any, eps: float) -> _Result:
     return _Result(est, up)
 
 
-def crossings(query: "NoisyQuery", w: Any, eps: float) -> _Result:
+def crossings(query: FamilyQuery, w: Any, eps: float) -> _Result:
     """delta on the crossings path for one window (a continuous law over any natural noise), in C++; the
     upper end is inf when a crossing may have been missed (the query's caps then bound delta)."""
     est, up, certified = _kernels.family_crossings(_cpp_window(query, w), _law(query), scale=float(query.added.scale),

@@ -148,18 +148,39 @@ class Alg2Result:
         It holds no noise draw and nothing from which the exact count follows:
         the count estimate is itself an (eps/2)-DP release, and every other entry is a
         function of it and of public values.  The delta parts add
-        up to ``delta``:  kappa1 + kappa2 + kappa4 + truncation_delta.
+        up to ``delta``:  kappa1 + kappa2 + kappa4 + truncation_delta, each >= 0.  On the fallback whose
+        truncation term exceeded kappa3 (kappa4 < 0: the reason it fell back) the parts show kappa4 = 0 and
+        kappa3 as the truncation's share: the fallback's noise is the DP baseline at (eps/2, delta), which
+        spends delta itself, and a negative part said nothing true.  ``notes`` says, in words, why it fell
+        back and why a bias estimate outside [0, 1] is one (the count plus discrete Laplace noise).
         """
+        kappa4, truncation = self.kappa4, self.truncation_delta
+        if self.branch == BRANCH_FALLBACK and kappa4 < 0:
+            kappa4, truncation = 0.0, self.kappa3
         return dict(
             n=self.n, known=self.known, eps=self.eps, delta=self.delta,
             eps_estimate=self.eps_estimate, eps_noise=self.eps_noise,
-            delta_parts=dict(kappa1=self.kappa1, kappa2=self.kappa2, kappa4=self.kappa4,
-                             truncation_delta=self.truncation_delta),
+            delta_parts=dict(kappa1=self.kappa1, kappa2=self.kappa2, kappa4=kappa4, truncation_delta=truncation),
+            notes=self._notes(),
             kappa3=self.kappa3, hoeffding=self.hoeffding, t=self.t, tau=self.tau,
             count_estimate=self.count_estimate, bias_estimate=self.bias_estimate, p_lo=self.p_lo,
             p_hi=self.p_hi, branch=self.branch, sigma=self.sigma, beta=self.beta, sigma_dp=self.sigma_dp,
             sigma_ppk=self.sigma_ppk, noise_law=self.law, insecure_for_testing=self.insecure_for_testing,
         )
+
+
+    def _notes(self) -> list[str]:
+        notes = []
+        if self.branch == BRANCH_FALLBACK:
+            notes.append(f"fallback: the truncation term T_L = {self.truncation_delta:.3g} exceeds kappa3 = "
+                         f"{self.kappa3:.3g}" if self.kappa4 <= 0 else
+                         "fallback: the estimate's discrete Laplace noise exceeded n t, so the estimate is not trusted")
+        if not 0.0 <= self.bias_estimate <= 1.0:
+            notes.append(f"the bias estimate {self.bias_estimate:.6g} lies outside [0, 1]: it is the count plus "
+                         f"discrete Laplace noise of scale {2 / self.eps:.3g} (eps/2), divided by n; outside the "
+                         "data's range it says only that the noise was large, and it is used only through the "
+                         "interval (clipped to [0, 1]) or not at all (fallback)")
+        return notes
 
 
 class PrivateDraws:

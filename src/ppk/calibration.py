@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from ._curve import PrivacyCurve
 from ._search import log_target, smallest_feasible_scale
@@ -90,6 +90,7 @@ def calibrate(query: Q, *, eps: float, delta: float, rtol: float | None = None,
                         f"got {type(query).__name__}")
     eps = real("eps", eps, minimum=0.0, min_inclusive=False)
     delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
+    _check_shuffle_eps(query, eps)
     rtol = query._calibration_rtol if rtol is None else real("rtol", rtol, minimum=0.0, min_inclusive=False)
     atol = real("atol", atol, minimum=0.0)
     target = log_target(delta)
@@ -120,6 +121,23 @@ def calibrate(query: Q, *, eps: float, delta: float, rtol: float | None = None,
                          grow=query._calibration_grow, eps=eps, delta=delta)
     reason = REASON_SEARCH if query.has_natural_noise else REASON_NO_NATURAL
     return result(found.x, found.lower, reason, scale_dp)
+
+
+#: The largest eps calibrate takes for a ShuffledRandomizedResponse.  Its scale is the flip probability, about
+#: e^-eps at the answer; beyond e^-30 the shuffle's certified upper end does not reach the target (it is 1 at
+#: eps0 = 31, eps = 30.5) and at eps0 = 34..36 its evaluation fails, so the search ended after ~7.5 s in "not
+#: certified; please report this" (eps = 100 ... 700).
+SHUFFLE_EPS_MAX = 30.0
+
+
+def _check_shuffle_eps(query: Any, eps: float) -> None:
+    from .shuffle import ShuffledRandomizedResponse
+    if isinstance(query, ShuffledRandomizedResponse) and eps > SHUFFLE_EPS_MAX:
+        raise ValueError(f"eps={eps!r} asks the shuffle for a flip probability near e^-{eps:g} (randomized response "
+                         f"with eps0 >= eps): calibrate takes eps <= {SHUFFLE_EPS_MAX:g} for a "
+                         "ShuffledRandomizedResponse, where its certified curve is resolved; at such an eps the "
+                         "shuffle adds next to nothing over randomized response alone (ShuffledRandomizedResponse."
+                         "dp_scale)")
 
 
 def _beyond_the_law(eps: float, delta: float, error: ValueError) -> ValueError:

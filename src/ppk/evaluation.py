@@ -39,8 +39,7 @@ from .counting import MAX_ROWS
 __all__ = ["evaluate", "GRIDS", "GridPoint", "grid_points", "evaluate_point", "run_sweep", "write_csv", "read_csv",
            "COLUMNS", "SweepInterrupted"]
 
-COLUMNS = ["n", "known_fraction", "p", "eps", "delta", "sigma_ppk", "sigma_alg2", "sigma_analytic",
-           "sigma_cor32", "sigma_classic", "gain", "seconds"]
+from ._rows import COLUMNS, check_rows as _check_rows    # (one home below this module and ppk.figures)
 
 # Each grid: the axes of the sweep.  "thesis" spans the ranges the thesis proposes for
 # it (n 1e4..1e7, eps 1e-3..1, bias and known/n 0.01..0.99; about two minutes on 2 cores); "quick" is a
@@ -217,9 +216,14 @@ def _stop_workers(pool: ProcessPoolExecutor) -> None:
         proc.join(timeout=5)
 
 
-def _executor_and_jobs(executor: Executor | None, jobs: int | None) -> tuple[Executor | None, int | None]:
+def _executor_and_jobs(executor: Any, jobs: int | None) -> tuple[Executor | None, int | None]:
+    # a dask.distributed Client is not an Executor but hands one out: taken as its get_executor() (duck-typed,
+    # so dask is not imported here)
+    if executor is not None and not isinstance(executor, Executor) and callable(getattr(executor, "get_executor", None)):
+        executor = executor.get_executor()
     if executor is not None:
-        instance("executor", executor, Executor, "a concurrent.futures.Executor (or None: a process pool)")
+        instance("executor", executor, Executor,
+                 "a concurrent.futures.Executor or a dask.distributed Client (or None: a process pool)")
     return executor, None if jobs is None else integer("jobs", jobs, minimum=1, maximum=MAX_JOBS)
 
 
@@ -229,7 +233,7 @@ def _side_task(name: str, task: Any) -> tuple[Callable[..., Any], tuple]:
     return function(name, task[0]), task[1]
 
 
-def run_sweep(points: list[GridPoint], *, executor: Executor | None = None, jobs: int | None = None,
+def run_sweep(points: list[GridPoint], *, executor: Any = None, jobs: int | None = None,
               progress: bool = True, side_tasks: Sequence[tuple[Callable[..., Any], tuple]] = (),
               side_results: list | None = None) -> list[dict]:
     """Evaluate every point; rows come back in grid order whatever the executor does.
@@ -280,17 +284,6 @@ def run_sweep(points: list[GridPoint], *, executor: Executor | None = None, jobs
     if own:
         pool.shutdown()
     return [r for r in rows if r is not None]
-
-
-def _check_rows(name: str, rows: Any) -> list[Mapping[str, Any]]:
-    """``rows`` as a list of rows of ``evaluation.csv`` (mappings with every column of COLUMNS)."""
-    def row(entry: str, r: Any) -> Mapping[str, Any]:
-        instance(entry, r, Mapping, "a row of evaluation.csv (a dict with the keys of COLUMNS)")
-        missing = [c for c in COLUMNS if c not in r]
-        if missing:
-            raise ValueError(f"{entry} lacks the columns {', '.join(missing)}")
-        return r
-    return sequence(name, rows, row)
 
 
 def write_csv(rows: Sequence[Mapping[str, Any]], path: str) -> None:
@@ -346,12 +339,13 @@ def _previous_rows(out_dir: str, run: dict) -> dict[tuple, dict]:
         raise ValueError(f"cannot resume: {csv_path} is damaged ({exc}); delete it to start again") from None
 
 
-def evaluate(*, grid: str | dict = "quick", out_dir: str = "ppk-out", executor: Executor | None = None,
+def evaluate(*, grid: str | dict = "quick", out_dir: str = "ppk-out", executor: Any = None,
              jobs: int | None = None, seed: int = 0, figures: bool = True, progress: bool = True,
              resume: bool = False) -> list[dict]:
     """Run the sweep, write ``evaluation.csv``, the figures (if matplotlib is installed) and ``summary.md``.
 
-    Returns the CSV rows.  ``executor`` is any ``concurrent.futures.Executor``; by default a process
+    Returns the CSV rows.  ``executor`` is any ``concurrent.futures.Executor`` or a ``dask.distributed``
+    ``Client`` (its ``get_executor()`` is used); by default a process
     pool with ``jobs`` workers (all cores), which also draws the figures while the sweep runs.
     Results depend only on ``grid`` and ``seed``.  ``resume`` keeps the rows of an interrupted run of the
     same grid and seed in ``out_dir`` and computes only the missing points.

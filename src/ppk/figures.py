@@ -20,7 +20,7 @@ from .algorithm1 import alg1
 from .baselines import analytic_gaussian_log_delta, analytic_gaussian_sigma, classic_gaussian_sigma, \
     sufficient_gaussian_sigma
 from .counting import CountingQuery
-from .evaluation import _check_rows
+from ._rows import check_rows as _check_rows
 from .hypergeom import hypergeom_pmf
 from .related.shuffle_clones import clone_bound_epsilon, rr_dp_epsilon
 from .shuffle import ShuffledRandomizedResponse

@@ -48,6 +48,7 @@ from __future__ import annotations
 
 import math
 import sys
+import threading
 from fractions import Fraction
 from typing import Any, Sequence
 
@@ -63,7 +64,7 @@ from .baselines import (analytic_gaussian_epsilon, analytic_gaussian_log_delta, 
                         analytic_gaussian_sigma)
 from ._typing import FloatArray
 from ._validate import integer, real, real_array, sequence
-from .noise import (MIN_SCALE, AddedNoise, Binomial, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace,
+from .noise import (MAX_WINDOW, MIN_SCALE, AddedNoise, Binomial, DiscreteGaussian, DiscreteLaplace, Gaussian, Laplace,
                     NaturalNoise, NoNoise, Window)
 
 __all__ = ["NoisyQuery", "PATHS"]
@@ -73,6 +74,8 @@ PATHS = ("counting kernel", "threshold", "lattice sum", "crossings")
 
 MAX_SENSITIVITY = 10_000
 LATTICE_BUDGET = 3e9       # most multiply-adds of a lattice sum with added noise
+CROSSINGS_BUDGET = 2e10    # most terms (window value times added law) the crossings path may evaluate
+_CROSSINGS_GRID_MAX, _CROSSINGS_CELLS = 20000, 20000   # ppk/family/crossings.hpp: kMaxGrid, kCellBudget
 _LOG_TINY_RELATIVE = math.log(1e-11)   # the window's slack is negligible below this fraction of delta
 _LOG_TIGHT = 1e-3      # an upper bound within this (in log) of the estimate: the noiseless cap, >= delta, cannot help
 
@@ -132,11 +135,28 @@ class NoisyQuery(PrivacyCurve):
             # line at the noise's scale, and a smaller noise is none on integer data
             raise ValueError(f"sigma must be >= {MIN_SCALE:g} for this natural noise and sensitivity (a smaller "
                              f"noise is none on integer data: use NoNoise()), got {added.sigma!r}")
+        self._init_caches()
+
+    def _init_caches(self) -> None:
+        # Every cache below is filled once, under the query's lock, and never replaced: a query shared by
+        # threads gives the serial results bit for bit.  (Unlocked, two threads built the same window twice;
+        # the first copy was freed, its id reused by a deeper window, and the C++ windows -- keyed by id --
+        # answered that one with the shallower window's: a looser bound, 47 of 312 calls from 8 threads.)
+        # The C++ calls run outside the lock, the GIL released.
+        self._lock = threading.RLock()
         self._windows: dict[float, Window] = {}
         self._variance: float | None = None     # of the natural noise's first window
         self._family_law: Any = None                     # the added law in C++ (ppk._family)
-        self._family_windows: dict[float, Any] = {}      # C++ windows: a binomial's by depth, others' by id
+        self._family_windows: dict[Any, Any] = {}        # C++ windows: a binomial's by depth, others' by id
         self._noiseless: NoisyQuery | None = None
+
+    def __getstate__(self) -> dict[str, Any]:
+        # the laws and shifts only: the lock and the C++ windows do not pickle, and the caches refill
+        return {"natural": self.natural, "added": self.added, "shifts": self.shifts, "sensitivity": self.sensitivity}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self._init_caches()
 
     def __repr__(self) -> str:
         if self.shifts != tuple(range(1, self.sensitivity + 1)):
@@ -237,9 +257,10 @@ class NoisyQuery(PrivacyCurve):
 
     # -- windows
     def _window(self, depth: float) -> Window:
-        if depth not in self._windows:
-            self._windows[depth] = self.natural.window(depth)
-        return self._windows[depth]
+        with self._lock:
+            if depth not in self._windows:
+                self._windows[depth] = self.natural.window(depth)
+            return self._windows[depth]
 
     # -- one eps
     def _evaluate(self, eps: float) -> _Result:
@@ -298,8 +319,9 @@ class NoisyQuery(PrivacyCurve):
         first = _family.binomial_window(self, DEPTH_START) if binomial else self._window(DEPTH_START)
         if path != "threshold" or first.log_dropped == -math.inf or not self.added.scale < math.inf:
             return DEPTH_START      # (a window holding the whole support: no deeper one differs)
-        if self._variance is None:
-            self._variance = _family.variance(self, first)
+        with self._lock:
+            if self._variance is None:
+                self._variance = _family.variance(self, first)
         sd = math.sqrt(self._variance + 2 * self.added.scale ** 2)
         if not sd > 0:
             return DEPTH_START
@@ -308,6 +330,16 @@ class NoisyQuery(PrivacyCurve):
         depth = DEPTH_START
         while 2 * depth <= min(need, depth_max):
             depth *= 2
+        # a binomial's window at that depth may hold more than ppk.noise.MAX_WINDOW values (None): start at the
+        # deepest that does, and report its bound (Bin(3e8, 0.3) with sigma = 2 at eps = 0.5, delta ~ e^-8e6,
+        # passed None to the engine)
+        if binomial:      # (its width ~ 2 sqrt(2 depth N p q): the windows far too wide are not built to be refused)
+            assert isinstance(self.natural, Binomial)
+            npq = self.natural.n * self.natural.p * (1 - self.natural.p)
+            while depth > DEPTH_START and 2 * math.sqrt(2 * depth * npq) > 1.5 * MAX_WINDOW:
+                depth /= 2
+            while depth > DEPTH_START and _family.binomial_window(self, depth) is None:
+                depth /= 2
         return depth
 
     def _evaluate_window(self, w: Any, eps: float, path: str) -> _Result:
@@ -317,7 +349,26 @@ class NoisyQuery(PrivacyCurve):
         if path == "lattice sum":
             self._check_lattice_work(w)
             return _family.lattice(self, w, eps)
+        self._check_crossings_work(w)
         return _family.crossings(self, w, eps)
+
+    def _check_crossings_work(self, w: Any) -> None:
+        """The crossings path runs once per shift and direction (ppk/family/crossings.hpp): a grid of G points
+        of spacing scale/4 over the window, the shift and the law's reach both ways (G <= 20000), at worst a
+        root bisected (~80 losses) between every two of them, and up to G + 2 * 20000 cell bounds; each
+        loss or cell bound sums the n values of the window twice.  Refused beyond CROSSINGS_BUDGET terms (a
+        mixture of 161 rows with Laplace noise of scale 38.9 and sensitivity 1000 ran for minutes)."""
+        h = self.added.scale / 4
+        reach = 2 * self.added._reach(74.0)
+        work = 0.0
+        for d in self.shifts:
+            grid = min((w.size + d + reach) / h + 2, _CROSSINGS_GRID_MAX)
+            work += 2 * (82 * grid + 2 * _CROSSINGS_CELLS) * 2 * w.size
+        if work > CROSSINGS_BUDGET:
+            raise ValueError(f"the crossings path for {len(self.shifts)} shift(s) over a window of {w.size} values of "
+                             f"the natural noise may evaluate {work:.2g} terms, more than {CROSSINGS_BUDGET:.0e}: use "
+                             "fewer shifts (a smaller sensitivity, or shifts=), a log-concave natural noise (the "
+                             "threshold path) or a discrete added noise (the lattice sum)")
 
     def _check_lattice_work(self, w: Any) -> None:
         """A lattice law over a window of n values sums about n + s outputs, each of up to min(n, 2 R + 1)
@@ -369,9 +420,11 @@ class NoisyQuery(PrivacyCurve):
         """The natural noise alone: adding noise is post-processing, so its delta bounds ours."""
         if isinstance(self.added, NoNoise):
             return 0.0
-        if self._noiseless is None:
-            self._noiseless = NoisyQuery(natural=self.natural, added=NoNoise(), shifts=self.shifts)
-            self._noiseless._windows = self._windows
+        with self._lock:
+            if self._noiseless is None:
+                noiseless = NoisyQuery(natural=self.natural, added=NoNoise(), shifts=self.shifts)
+                noiseless._windows, noiseless._lock = self._windows, self._lock    # (one dict, one lock)
+                self._noiseless = noiseless
         return self._noiseless._evaluate(eps).log_upper
 
     def _curve(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
@@ -395,7 +448,7 @@ class NoisyQuery(PrivacyCurve):
         if not self._counting_kernel:
             return 1.0, 1.0
         n, p, sigma = self._kernel_args
-        s_eff = math.sqrt(sigma ** 2 + n * p * (1.0 - p))
+        s_eff = math.hypot(sigma, math.sqrt(n * p * (1.0 - p)))     # (sigma ** 2 overflowed at sigma = 1e300)
         if not s_eff > 0:
             return 1.0, 1.0
         guess = min(analytic_gaussian_epsilon(sigma=s_eff, delta=delta, rtol=1e-13), EPS_SEARCH_MAX)

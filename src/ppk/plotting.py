@@ -11,6 +11,7 @@ from ._validate import flag, instance, real_array, sequence, text
 from ._curve import PrivacyCurve
 from .counting import CountingQuery
 from .noisy_query import NoisyQuery
+from .shuffle import ShuffledRandomizedResponse
 
 __all__ = ["plot_privacy_curve"]
 
@@ -25,10 +26,21 @@ def _label(q: PrivacyCurve) -> str:
     return repr(q)
 
 
+def _partial(q: PrivacyCurve) -> bool:
+    """Whether the curve has a partial-knowledge model: unknown rows whose natural noise it draws on (a
+    shuffle against an attacker who knows every other input has none: its curve is already plain DP)."""
+    return q._rows_key is not None
+
+
 def _baseline(q: PrivacyCurve, eps: np.ndarray) -> np.ndarray | None:
-    """log delta of the same added noise without natural noise (plain DP), or None when there is none."""
-    if q.scale == 0:
+    """log delta of the same mechanism against an attacker who knows every other row (plain DP), or None when
+    the curve is that already or adds no noise.  For the shuffle that attacker still faces the other users'
+    coins: the baseline is the shuffle with every other input known, not randomized response alone (its
+    without_natural_noise, local DP, drawn flat near delta = 1 and labelled DP)."""
+    if not _partial(q) or q.scale == 0:
         return None
+    if isinstance(q, ShuffledRandomizedResponse):
+        return np.asarray(ShuffledRandomizedResponse(n=q.n, eps0=q.eps0, rtol=q.rtol).log_delta(eps))
     return np.asarray(q.without_natural_noise().log_delta(eps))
 
 
@@ -75,7 +87,7 @@ def plot_privacy_curve(queries: PrivacyCurve | Sequence[PrivacyCurve], *, eps: n
         from matplotlib.axes import Axes
         from matplotlib.ticker import FuncFormatter, MaxNLocator
     except ImportError:
-        raise ImportError("plot_privacy_curve needs matplotlib: pip install 'ppk[plot]'") from None
+        raise ImportError("plot_privacy_curve needs matplotlib: pip install 'ppk[plot]'", name="matplotlib") from None
     single = isinstance(queries, PrivacyCurve)
     qs: list[Any] = [queries] if single else list(queries) if isinstance(queries, (list, tuple)) else []
     if not qs or not all(isinstance(q, PrivacyCurve) for q in qs):
@@ -115,7 +127,8 @@ def plot_privacy_curve(queries: PrivacyCurve | Sequence[PrivacyCurve], *, eps: n
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"$10^{{{int(round(y))}}}$"))
     ax.set_xlabel("ε")
     ax.set_ylabel("δ(ε)")
-    ax.set_title("Privacy curve under partial background knowledge")
+    ax.set_title("Privacy curve under partial background knowledge" if any(_partial(q) for q in qs)
+                 else "Privacy curve (the attacker knows every other row: DP)")
     ax.grid(True, alpha=0.3)
     # below the axes: the curves fill the plot, and a legend inside would hide one of them
     ax.legend(fontsize=7.5, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)

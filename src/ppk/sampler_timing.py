@@ -18,10 +18,15 @@ import numpy as np
 
 from . import samplers
 from ._random import as_source
-from ._validate import choice, integer
+from ._validate import choice, integer, real
 from ._typing import RngLike
 
-__all__ = ["TimingReport", "measure_timing", "SAMPLERS"]
+__all__ = ["TimingReport", "measure_timing", "SAMPLERS", "MAX_TIMING_SCALE"]
+
+#: The largest scale measure_timing takes.  A draw's work grows with log2(scale) (docs/samplers.md): at 1e17
+#: a rounded-Gaussian draw evaluates 57 normal series (~25 ms), 2000 draws about a minute; at the samplers'
+#: own MAX_SCALE = 2**128 the measurement would run for many minutes, so it is refused before any draw.
+MAX_TIMING_SCALE = 2.0 ** 60
 
 #: The samplers a release can use, by the name ``release(noise=...)`` gives them.
 SAMPLERS = {"gaussian": samplers.rounded_gaussian, "discrete_gaussian": samplers.discrete_gaussian,
@@ -85,7 +90,7 @@ def measure_timing(noise: str = "gaussian", *, scale: float = 3.0, draws: int = 
     ----------
     noise : "gaussian" | "discrete_gaussian" | "discrete_laplace"
         The sampler, named as in :func:`ppk.release`.
-    scale : float > 0
+    scale : float, 0 < scale <= MAX_TIMING_SCALE (2**60)
         sigma (Gaussian laws) or scale (Laplace), in counts.
     draws : int, 100 .. 1_000_000
         How many draws to time (after one untimed draw that builds the scale's tables).
@@ -94,6 +99,7 @@ def measure_timing(noise: str = "gaussian", *, scale: float = 3.0, draws: int = 
     """
     choice("noise", noise, sorted(SAMPLERS))
     draws = integer("draws", draws, minimum=100, maximum=1_000_000)
+    real("scale", scale, minimum=0.0, maximum=MAX_TIMING_SCALE, min_inclusive=False)
     sampler = SAMPLERS[noise]
     src = as_source(rng)
     sampler(scale, rng=src)                       # validates scale and builds the per-scale tables

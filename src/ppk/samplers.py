@@ -225,9 +225,17 @@ def _gaussian_inversion(sigma: Fraction, tail_bits: int) -> _Inversion:
     phi = fixed_normal_cdf(tail_bits + (2 * reach + 1).bit_length() + 3)
     prec = phi.prec
     num, den = sigma.numerator, sigma.denominator
+    width = (2 * reach + 1).bit_length() + 2          # |2k + 1| < 2**width on the search's range
+    one = 1 << prec
 
     def cdf(k: int) -> int:
-        return phi((((2 * k + 1) * den) << prec) // (2 * num))    # floor((k + 1/2)/sigma 2**prec)
+        # Phi((k + 1/2)/sigma) = 1 - Phi(|k + 1/2|/sigma) for k < 0: the series only ever sees non-negative
+        # numbers.  CPython takes other paths for negative integers (floor division, the right shift of
+        # the density), which made a negative draw slower than a positive one at sigma >= 117 (issue #44).
+        m = 2 * k + 1
+        neg = 1 - ((m + (1 << width)) >> width)        # 1 when k < 0, by arithmetic (no branch)
+        p = phi(((m * (1 - 2 * neg) * den) << prec) // (2 * num))     # floor(|k + 1/2|/sigma 2**prec)
+        return (p, one - p)[neg]                       # both formed for every k
     return _Inversion.of(cdf, prec, reach, tail_bits)
 
 

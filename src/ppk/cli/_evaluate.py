@@ -62,7 +62,7 @@ def register(sub: Any) -> None:
                         "(default %(default)s)")
     e.add_argument("--out", default="ppk-out", help="output folder (default %(default)s)")
     e.add_argument("--jobs", type=positive_whole, default=None, help="worker processes (default: all cores)")
-    e.add_argument("--seed", type=whole, default=0, help="seed of the data sets and Laplace draws (default 0)")
+    e.add_argument("--seed", type=whole, default=0, help="seed of the data sets and the discrete Laplace draws of Algorithm 2 (default 0)")
     e.add_argument("--no-figures", action="store_true", help="write the CSV and summary only")
     e.add_argument("--quiet", action="store_true", help="no progress bar")
     e.add_argument("--resume", action="store_true",

@@ -71,6 +71,10 @@ def _typed_name(argv: list[str]) -> str:
     return " ".join(["ppk", *words])
 
 
+#: The optional dependencies a command may need (the [plot] extra)
+_OPTIONAL = ("matplotlib", "PIL")
+
+
 def main(argv: list[str] | None = None) -> int:
     words = sys.argv[1:] if argv is None else list(argv)
     if words == ["--version"]:
@@ -100,4 +104,11 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     except (ValueError, TypeError, OSError) as exc:
         print(f"{_command_name(args)}: error: {_in_cli_terms(str(exc), parser)}", file=sys.stderr)
+        return 2
+    except ImportError as exc:
+        # an optional dependency a command needs (`ppk delta --plot` without matplotlib): one line, as
+        # `ppk risk figures` says it; a missing part of ppk itself stays a traceback
+        if (exc.name or "").partition(".")[0] not in _OPTIONAL:
+            raise
+        print(f"{_command_name(args)}: error: {exc.name} is not installed (pip install 'ppk[plot]')", file=sys.stderr)
         return 2

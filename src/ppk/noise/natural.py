@@ -164,16 +164,17 @@ class BetaBinomial(NaturalNoise):
         self.a = real("a", a, minimum=0.0, min_inclusive=False)
         self.b = real("b", b, minimum=0.0, min_inclusive=False)
         self.log_concave = self.a >= 1 and self.b >= 1
-        self._cache: LDArray | None = None
-        self._top = LD(0)     # (the largest log pmf value, set with _cache)
+        # (the whole support's log pmf and its largest value, set together: one assignment, so a thread
+        # never sees the one without the other)
+        self._cache: tuple[LDArray, np.longdouble] | None = None
 
     def __repr__(self) -> str:
         return f"BetaBinomial(n={self.n}, a={self.a!r}, b={self.b!r})"
 
     def window(self, depth: float) -> Window:
         depth = _depth(depth)
-        log_w = self._log_pmf()
-        lo, hi = _kept(log_w, self._top - LD(depth))
+        log_w, top = self._pmf_and_top()
+        lo, hi = _kept(log_w, top - LD(depth))
         # the window's exact tails.  The values' own rounding (the running sum of log-ratios and the
         # normalisation: measured within 1e-18 of mpmath at n = 1e6) is a relative error of every value,
         # inside the engine's allowance for its logs, 4e-16 (1 + max |log w|) (docs/natural-noise.md,
@@ -184,11 +185,14 @@ class BetaBinomial(NaturalNoise):
 
     def _log_pmf(self) -> LDArray:
         """The whole support's log pmf (computed once)."""
-        if self._cache is not None:
-            return self._cache
-        log_w = _kernels.beta_binomial_logpmf(self.n, self.a, self.b)
-        self._cache, self._top = log_w, log_w.max()
-        return log_w
+        return self._pmf_and_top()[0]
+
+    def _pmf_and_top(self) -> tuple[LDArray, np.longdouble]:
+        """The whole support's log pmf and its largest value (computed once)."""
+        if self._cache is None:
+            log_w = _kernels.beta_binomial_logpmf(self.n, self.a, self.b)
+            self._cache = (log_w, log_w.max())
+        return self._cache
 
 
 def _kept(log_w: LDArray, floor: np.longdouble) -> tuple[int, int]:

@@ -204,6 +204,11 @@ def _log_rows(c: npt.NDArray[np.int64], log_pc: npt.NDArray[np.float64], eps0: f
 MAX_USERS = 10 ** 12
 
 
+#: clone_bound_epsilon refuses a clone count Bin(n - 1, p) with a larger standard deviation: each of its ~20
+#: evaluations sums a window of about 2 sqrt(2 cut) sd rows (n = 1e9, eps0 = 2: sd 1.1e4, 5 s in all).
+EPSILON_MAX_SD = 1.5e4
+
+
 def _users(n) -> int:
     return integer("n", n, minimum=2, maximum=MAX_USERS)
 
@@ -255,6 +260,13 @@ def clone_bound_epsilon(*, n: int, eps0: float, delta: float, variant: Variant =
     eps0 = _eps0(eps0)
     delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False, max_inclusive=False)
     p = _clone_probability(eps0, _check_variant(variant))
+    sd = math.sqrt((n - 1) * p * (1 - p))
+    if sd > EPSILON_MAX_SD:
+        raise ValueError(
+            f"n={n} users with eps0={eps0!r}: the clone count's standard deviation, {sd:.3g}, exceeds "
+            f"EPSILON_MAX_SD = {EPSILON_MAX_SD:g}, and the search's windows grow with it (about 5 s at 1e4, minutes "
+            f"at n = 1e12); its Gaussian estimate, not a bound, is eps ~ {_eps_guess(n, eps0, p, delta):.3g}: use "
+            "fewer users, or clone_bound_delta at chosen eps (one evaluation each)")
     log_target = math.log(delta)
 
     def g(x: float) -> float:

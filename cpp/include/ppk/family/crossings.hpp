@@ -38,7 +38,10 @@ struct CrossingsBounds {
 class FamilyCrossings {
  public:
   static constexpr std::int64_t kMaxGrid = 20000;     // most grid points (a coarser grid certifies less)
-  static constexpr std::int64_t kCellBudget = 20000;  // most cell bounds per negative region search
+  // most cell bounds split off the grid's cells per run, all negative regions together: the cells a run
+  // evaluates are at most the grid's plus twice this (per region it let a mixture of 161 rows with
+  // Laplace noise and many crossings run for minutes, issue #45)
+  static constexpr std::int64_t kCellBudget = 20000;
 
   FamilyCrossings(const View& v, const AddedLaw& law, double scale_double)
       : sums_(v, law), law_(law), scale_d_(scale_double) {}
@@ -75,13 +78,14 @@ class FamilyCrossings {
     LogAccumulator est, up;
     add_regions(roots, values.front() > 0, d, eps, est, up);
     if (static_cast<std::int64_t>(roots.size()) < sign_changes(d, eps)) {
+      std::int64_t budget = kCellBudget;
       bool positive = values.front() > 0;
       for (std::size_t i = 0; i <= roots.size(); ++i, positive = !positive) {
         if (positive) continue;
         real start = i == 0 ? -kInf : roots[i - 1].hi;
         const real end = i == roots.size() ? kInf : roots[i].lo;
         if (left_certified && i == 0) start = grid.front();
-        negative_region(start, end, grid, d, eps, up);
+        negative_region(start, end, grid, d, eps, up, budget);
       }
     }
     const real e = est.log_value(), u = up.log_value();
@@ -196,9 +200,10 @@ class FamilyCrossings {
     return eps + lq < lp ? log_sub_exp(lp, eps + lq) : -kInf;
   }
 
-  // bounds of the integral of g_+ over a region the grid found negative, added to `up`
+  // bounds of the integral of g_+ over a region the grid found negative, added to `up`; cells are halved
+  // while `budget` (the run's, shared by its regions) lasts, the rest bounded whole
   void negative_region(real start, real end, const std::vector<real>& grid, std::int64_t d, real eps,
-                       LogAccumulator& up) const {
+                       LogAccumulator& up, std::int64_t& budget) const {
     const real dd = static_cast<real>(d);
     if (start == -kInf) {
       up.add(sums_.log_mass(-kInf, grid.front(), dd));
@@ -219,7 +224,6 @@ class FamilyCrossings {
     std::vector<Cell> stack;
     for (std::size_t i = 0; i + 1 < points.size(); ++i)
       if (points[i + 1] > points[i]) stack.push_back({points[i], points[i + 1], 0});
-    std::int64_t budget = kCellBudget;
     while (!stack.empty()) {
       poll_cancel();
       const Cell c = stack.back();
