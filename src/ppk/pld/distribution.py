@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import copy
 import math
-from typing import TYPE_CHECKING, Any, Callable, Hashable, Mapping, overload
+from typing import TYPE_CHECKING, Any, Hashable, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -40,9 +40,11 @@ from .._curve import PrivacyCurve
 from .._search import smallest_feasible
 from .._typing import FloatArray
 from .._validate import choice, flag, instance, integer, real, real_array, sequence
-from . import _bracket, _composition, _convolution, curves, interop, mechanisms, subsampled
+from . import _bracket, _composition, _convolution, curves, mechanisms
 from ._composition import MAX_SELF_COMPOSE_WORK
+from ._dp_names import DpAccountingNames
 from ._plan import Plan
+from ._rounding import _exp_down, _exp_up, _log_slack, _to_double
 from ._masses import LD, MAX_BUILD_BUCKETS, _atoms_of, _check_max_buckets, _Masses, plan_cap
 
 if TYPE_CHECKING:
@@ -52,7 +54,7 @@ __all__ = ["PrivacyLossDistribution", "MAX_SELF_COMPOSE_WORK"]
 
 
 
-class PrivacyLossDistribution:
+class PrivacyLossDistribution(DpAccountingNames):
     """Bucketed privacy loss of a pair (P, Q) with both masses per bucket.  Build it with a ``from_*``.
 
     ``composition`` chooses how :meth:`compose` convolves: ``"auto"`` (exact while cheap, else the
@@ -288,70 +290,6 @@ class PrivacyLossDistribution:
                               log_mass_truncation_bound=log_mass_truncation_bound,
                               pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
 
-    # ------------------------------------------------------------------ dp_accounting's names
-    @classmethod
-    def from_gaussian_mechanism(cls, standard_deviation: float, sensitivity: float = 1.0,
-                                pessimistic_estimate: bool = True, value_discretization_interval: float = 1e-4,
-                                log_mass_truncation_bound: float = -50.0, sampling_prob: float = 1.0,
-                                use_connect_dots: bool = True, *, adjacency: str = "add_or_remove"
-                                ) -> PrivacyLossDistribution:
-        """:meth:`from_gaussian` under dp_accounting's signature, so code ports by changing an import.
-
-        ``sampling_prob < 1``: Poisson subsampling (ppk.pld.subsampled), the pair ``(1-q) N(0) + q N(s)``
-        against ``N(0)`` for ``adjacency="remove"``, its mirror for ``"add"``, each reported alone (one-sided);
-        ``"add_or_remove"`` (the default) reports the larger of the two.
-        ``use_connect_dots`` is accepted for compatibility: ppk's upper end is always the connect-the-dots pair."""
-        flag("use_connect_dots", use_connect_dots)
-        q, adjacency = subsampled.check_subsampling(sampling_prob, adjacency)
-        return subsampled.gaussian(cls, standard_deviation, sensitivity, q, value_discretization_interval,
-                                   log_mass_truncation_bound, pessimistic_estimate, 1 << 20, adjacency,
-                                   "standard_deviation")
-
-    @classmethod
-    def from_laplace_mechanism(cls, parameter: float, sensitivity: float = 1.0, pessimistic_estimate: bool = True,
-                               value_discretization_interval: float = 1e-4, sampling_prob: float = 1.0,
-                               use_connect_dots: bool = True, *, adjacency: str = "add_or_remove"
-                               ) -> PrivacyLossDistribution:
-        """:meth:`from_laplace` under dp_accounting's signature (``parameter`` is the Laplace scale);
-        ``sampling_prob`` and ``adjacency`` as in :meth:`from_gaussian_mechanism`."""
-        flag("use_connect_dots", use_connect_dots)
-        q, adjacency = subsampled.check_subsampling(sampling_prob, adjacency)
-        return subsampled.laplace(cls, parameter, sensitivity, q, value_discretization_interval, pessimistic_estimate,
-                                  1 << 20, adjacency, "parameter")
-
-    @classmethod
-    def from_two_probability_mass_functions(cls, log_probability_mass_function_lower: Mapping[Any, float],
-                                            log_probability_mass_function_upper: Mapping[Any, float],
-                                            pessimistic_estimate: bool = True,
-                                            value_discretization_interval: float = 1e-4,
-                                            log_mass_truncation_bound: float = -math.inf,
-                                            symmetric: bool = True) -> PrivacyLossDistribution:
-        """:meth:`from_pmfs` under dp_accounting's signature: two mappings outcome -> log probability,
-        ``upper`` the law P with the challenge row, ``lower`` the law Q without it."""
-        p, q = mechanisms.pmfs_of_mappings(log_probability_mass_function_lower, log_probability_mass_function_upper)
-        return cls.from_pmfs(p, q, value_discretization_interval=value_discretization_interval,
-                             pessimistic_estimate=pessimistic_estimate, tolerance=1e-6)
-
-    # ------------------------------------------------------------------ interoperability (ppk.pld.interop)
-    def to_dp_accounting(self) -> Any:
-        """A pessimistic ``dp_accounting`` PrivacyLossDistribution built from ppk's dominating pair.
-
-        Its ``get_delta_for_epsilon`` is never below the true delta: the error bounds ppk carries are
-        moved into its infinity mass.  Needs ``pip install dp_accounting``.
-        """
-        return interop.to_dp_accounting(self)
-
-    @classmethod
-    def from_dp_accounting(cls, pld: Any) -> PrivacyLossDistribution:
-        """ppk's PLD of a dp_accounting PrivacyLossDistribution, taken as given: its bracket describes
-        dp_accounting's discretised pair, not the mechanism it came from."""
-        return interop.from_dp_accounting(cls, pld)
-
-    def privacy_profile(self) -> Callable[[float], float]:
-        """eps -> the certified upper end of delta(eps): a privacy profile for OpenDP's
-        ``new_privacy_profile`` (or any accountant that takes a delta(eps) function)."""
-        return interop.privacy_profile(self)
-
     # ------------------------------------------------------------------ delta (ppk.pld._bracket)
     def _ends(self, eps: npt.NDArray[np.float64]) -> tuple[npt.NDArray[np.longdouble], npt.NDArray[np.longdouble]]:
         """(lower, upper) of max over both orders of delta at every eps (long double), vectorised."""
@@ -526,36 +464,6 @@ class PrivacyLossDistribution:
                 f"{float(self.infinity_mass_lower):.3g}, overflow {float(self.overflow_mass_upper):.3g}/"
                 f"{float(self.overflow_mass_lower):.3g})")
 
-
-
-#: Relative rounding of one long-double operation (exp, log), doubled.
-_U_LD = float(np.finfo(LD).eps)
-
-
-def _to_double(x: npt.NDArray[np.longdouble], *, up: bool) -> npt.NDArray[np.float64]:
-    """Long doubles as doubles rounded outward: up (an upper end) or down (a lower end), never to nearest."""
-    x = np.asarray(x, dtype=LD)
-    with np.errstate(over="ignore"):     # beyond the double range: inf, which nextafter leaves alone
-        y = x.astype(np.float64)
-    with np.errstate(invalid="ignore", over="ignore"):
-        off = y.astype(LD) < x if up else y.astype(LD) > x
-        return np.where(off, np.nextafter(y, np.inf if up else -np.inf), y)
-
-
-def _exp_up(log_x: npt.NDArray[np.longdouble]) -> npt.NDArray[np.longdouble]:
-    """e^log_x in long double, raised by the exp's rounding (an upper end stays above the truth)."""
-    # (1 + 4u in long double: the same sum in Python floats is 1.0); never above 1, which no delta exceeds
-    return np.minimum(np.exp(np.asarray(log_x, dtype=LD)) * (LD(1) + LD(4 * _U_LD)), LD(1))
-
-
-def _exp_down(log_x: npt.NDArray[np.longdouble]) -> npt.NDArray[np.longdouble]:
-    return np.exp(np.asarray(log_x, dtype=LD)) * (LD(1) - LD(4 * _U_LD))
-
-
-def _log_slack(log_x: npt.NDArray[np.longdouble]) -> npt.NDArray[np.longdouble]:
-    """A few ulps of a long-double log (0 where it is infinite)."""
-    with np.errstate(invalid="ignore"):
-        return np.where(np.isfinite(log_x), LD(4 * _U_LD) * (np.abs(log_x) + 1), LD(0))
 
 
 def _check_independent(independent: object) -> bool | None:
