@@ -269,7 +269,8 @@ def cases():
                 out[key("threshold", natural, added, s, eps)] = (
                     DPS, lambda w=w, added=added, s=s, eps=eps: _delta(w, added, range(1, s + 1), eps))
     for added, eps in TINY:
-        out[key("tiny", added, eps)] = (DPS, lambda added=added, eps=eps: _delta(NATURAL["binomial"], added, (1, 2), eps))
+        out[key("tiny", added, eps)] = (
+            DPS, lambda added=added, eps=eps: _delta(NATURAL["binomial"], added, (1, 2), eps))
     for natural, w in NOT_LOG_CONCAVE.items():
         for added in [*SCALES, "none"]:
             for s, eps in EPS_OTHER:
