@@ -1,7 +1,15 @@
-"""CountingQuery against independent oracles, properties and bad input."""
-import math
-import resource
+"""CountingQuery against independent oracles, properties and bad input.
 
+The mpmath values (tests/oracle.py, 40 digits) of the fixed cases do not depend on ppk: they are data,
+stored in tests/oracles/counting.json by tests/oracles/make_counting.py (bit for bit), and a few, drawn
+at random, are re-derived live on every run (test_counting_json_holds_the_oracles_values).
+"""
+import math
+import random
+import resource
+import time
+
+import mpmath as mp
 import numpy as np
 import pytest
 from hypothesis import given
@@ -9,9 +17,21 @@ from hypothesis import strategies as st
 
 import oracle
 import ppk
+from oracles import load
+from oracles import make_counting
 
 # log delta to 1e-9 absolute = delta to 1e-9 relative (the issue's target)
 LOG_TOL = 1e-9
+STORED = load("counting")["values"]
+# the cases whose oracle costs seconds (make_counting prints each case's CPU): never re-derived live
+EXPENSIVE = {make_counting.key("log-delta", *case) for case in make_counting.LARGE_N_CASES} | {
+    make_counting.key("quadrature-delta", *case) for case in make_counting.QUADRATURE_CASES}
+
+
+def stored(*parts):
+    """The oracle's value of one fixed case (counting.json) as a float."""
+    with mp.workdps(60):    # (one rounding, from every stored digit to the double)
+        return float(mp.mpf(STORED[make_counting.key(*parts)]))
 
 
 def query(N, p, sigma, known=0):
@@ -19,47 +39,36 @@ def query(N, p, sigma, known=0):
 
 
 # (N, p, sigma, eps): delta from ~0.5 down to far below 1e-300, sigma from 0 to thousands
-ORACLE_CASES = [
-    (0, 0.5, 2.0, 0.5), (0, 0.3, 0.3, 3.0), (1, 0.5, 1.0, 0.1), (2, 0.01, 0.5, 1.0), (5, 0.5, 1.0, 0.3),
-    (10, 0.01, 2.0, 1.0), (10, 0.01, 2.0, 50.0), (50, 0.2, 0.05, 0.2), (50, 0.2, 0.3, 0.2), (50, 0.99, 4.0, 2.0),
-    (200, 0.5, 0.0, 0.0), (1000, 0.3, 0.0, 1.0), (1000, 0.3, 0.2, 1.0), (1000, 0.3, 1.0, 0.1), (1000, 0.7, 30.0, 0.0),
-    (2000, 0.9, 5000.0, 0.001), (2999, 0.05, 3.0, 8.0), (99_998, 0.5, 3.0, 0.1),
-]
-
-
-@pytest.mark.parametrize("N,p,sigma,eps", ORACLE_CASES)
+@pytest.mark.parametrize("N,p,sigma,eps", make_counting.ORACLE_CASES)
 def test_log_delta_matches_mpmath_oracle(N, p, sigma, eps):
-    want = float(oracle.log_delta(N, p, sigma, eps))
+    want = stored("log-delta", N, p, sigma, eps)
     q = query(N, p, sigma)
     assert abs(q.log_delta(eps) - want) <= LOG_TOL
     assert q.log_delta_upper(eps) >= want - 1e-13
     assert q.log_delta_upper(eps) - want <= 1e-8   # the certified bound is tight
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("N,p,sigma,eps", [
-    (10**6, 0.3, 100.0, 0.05),        # delta ~ 1e-124
-    (10**7, 0.2, 1000.0, 0.1),        # delta ~ 1e-5515: far below the float range
-    (10**7, 0.5, 3000.0, 0.002),      # the calibration regime, delta ~ 2e-16
-])
+@pytest.mark.parametrize("N,p,sigma,eps", make_counting.LARGE_N_CASES)
 def test_log_delta_matches_oracle_at_large_N(N, p, sigma, eps):
-    want = float(oracle.log_delta(N, p, sigma, eps))
+    # delta ~ 1e-124; ~ 1e-5515, far below the float range; ~ 2e-16, the calibration regime.  (The
+    # oracle costs 4-37 s CPU each at N = 1e6, 1e7, so it is stored; ppk's part is ~0.01 s.)
+    want = stored("log-delta", N, p, sigma, eps)
     q = query(N, p, sigma)
     assert abs(q.log_delta(eps) - want) <= LOG_TOL
     assert want - 1e-13 <= q.log_delta_upper(eps) <= want + 1e-8
 
 
-@pytest.mark.parametrize("N,p,sigma,eps", [(1, 0.5, 0.7, 0.2), (2, 0.3, 1.0, 0.5), (3, 0.8, 0.4, 0.05)])
+@pytest.mark.parametrize("N,p,sigma,eps", make_counting.QUADRATURE_CASES)
 def test_delta_matches_brute_force_quadrature(N, p, sigma, eps):
-    want = float(oracle.quadrature_delta(N, p, sigma, eps))
+    want = stored("quadrature-delta", N, p, sigma, eps)
     assert query(N, p, sigma).delta(eps) == pytest.approx(want, rel=1e-9)
 
 
 @pytest.mark.parametrize("p", [0.0, 1.0, 0.3])
 def test_no_natural_noise_is_the_analytic_gaussian(p):
     N = 0 if p == 0.3 else 40
-    for sigma, eps in [(0.5, 0.1), (3.0, 1.0), (20.0, 0.01), (1.0, 40.0)]:
-        want = float(oracle.gaussian_log_delta(sigma, eps))
+    for sigma, eps in make_counting.GAUSSIAN_CASES:
+        want = stored("gaussian-log-delta", sigma, eps)
         assert abs(query(N, p, sigma).log_delta(eps) - want) <= LOG_TOL
     assert query(N, p, 0.0).delta(0.5) == 1.0
 
@@ -248,8 +257,8 @@ def test_integral_floats_are_accepted():
 
 def test_mills_ratio_matches_mpmath():
     from ppk import _core
-    for sigma, eps in [(247.0, 3.0), (1e4, 0.01), (2.0, 0.5), (0.5, 2.0)]:
-        want = float(oracle.gaussian_log_delta(sigma, eps, dps=60))
+    for sigma, eps in make_counting.MILLS_CASES:
+        want = stored("gaussian-log-delta", sigma, eps, make_counting.MILLS_DPS)
         ld, lu, _ = _core.gaussian_log_delta(sigma, np.array([eps]), 1.0)
         assert abs(ld[0] - want) <= 1e-12 * max(1.0, abs(want))
         assert want - 1e-13 * max(1.0, abs(want)) <= lu[0] <= want + 1e-9 + 1e-12 * abs(want)
@@ -258,5 +267,19 @@ def test_mills_ratio_matches_mpmath():
 def test_mpmath_oracle_is_really_independent():
     # guard: the oracle must not import ppk (it would then test ppk against itself)
     import inspect
-    src = inspect.getsource(oracle)
-    assert "import ppk" not in src and "from ppk" not in src
+    for module in (oracle, make_counting):
+        src = inspect.getsource(module)
+        assert "import ppk" not in src and "from ppk" not in src
+
+
+def test_counting_json_holds_the_oracles_values():
+    # every case the generator knows is stored (and nothing else); three drawn at random, from the cases
+    # whose oracle costs under ~0.6 s CPU, are recomputed live and must agree to every digit: a
+    # corrupted or stale counting.json is caught.  A seed per day: reproducible, and the draws cover
+    # the file over the days (printed on failure).
+    cases = make_counting.cases()
+    assert set(STORED) == set(cases)
+    seed = int(time.time() // 86400)
+    cheap = sorted(k for k in cases if k not in EXPENSIVE)
+    for name in random.Random(seed).sample(cheap, 3):
+        assert make_counting.compute(name) == STORED[name], (seed, name)
