@@ -49,6 +49,18 @@ def _queries():
     }
 
 
+@pytest.fixture
+def coarse_curves(monkeypatch):
+    """The accountant's PLDs of queries from 64 points of their curves instead of 1,024 (a histogram's costs
+    ~3 s): these tests are about the plan (composition, refusals), not the PLD's resolution, and a coarser
+    curve is still pessimistic (PrivacyLossDistribution.from_curve)."""
+    PLD = ppk.PrivacyLossDistribution
+    build = PLD.from_curve
+    monkeypatch.setattr(PLD, "from_curve", classmethod(lambda cls, curve, **kw: build(curve, **{"curve_points": 64,
+                                                                                                 **kw})))
+
+
+@pytest.mark.usefixtures("coarse_curves")
 def test_every_query_type_composes_in_a_plan():
     acc = ppk.Accountant(value_discretization_interval=1e-2).add_gaussian(sigma=5.0)
     alone = acc.delta(0.5)
@@ -61,6 +73,7 @@ def test_every_query_type_composes_in_a_plan():
     assert len(acc._plan) == 5
 
 
+@pytest.mark.usefixtures("coarse_curves")
 @pytest.mark.parametrize("kind", ["count", "noisy", "histogram", "overlapping"])
 def test_releases_over_the_same_unknown_rows_are_refused_for_every_query_type(kind):
     q = _queries()[kind]

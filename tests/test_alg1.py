@@ -1,12 +1,12 @@
 """Algorithm 1: feasible, minimal, the reason paths, monotone, and against an independent oracle."""
 import math
+import random
+import time
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from scipy import optimize
-
-import oracle
+import oracles
 import ppk
 from ppk import baselines as bl
 
@@ -23,16 +23,29 @@ def _check_feasible_and_minimal(r, rel=1e-8):
         assert r.zeta <= max(rel * r.scale, 1e-300)
 
 
-@pytest.mark.parametrize("N,p,eps,delta", [(5, 0.5, 0.3, 1e-3), (20, 0.2, 0.1, 1e-6), (100, 0.6, 0.05, 1e-9),
-                                           (300, 0.05, 0.5, 1e-12)])
-def test_sigma_matches_independent_bisection_on_the_mpmath_oracle(N, p, eps, delta):
+# sigma by brentq on tests/oracle.py's mpmath curve (tests/oracles/make_alg1.py, 30 digits, ~12 s to rewrite)
+ORACLE = oracles.load("alg1")["cases"]
+
+
+@pytest.mark.parametrize("case", ORACLE, ids=lambda c: f"{c['N']}-{c['p']}-{c['eps']}-{c['delta']}")
+def test_sigma_matches_independent_bisection_on_the_mpmath_oracle(case):
+    N, p, eps, delta = case["N"], case["p"], case["eps"], case["delta"]
     r = ppk.alg1(n=N + 1, known=0, p=p, eps=eps, delta=delta)
-    target = math.log(delta)
-    f = lambda s: float(oracle.log_delta(N, p, s, eps, dps=30)) - target  # noqa: E731
-    hi = bl.analytic_gaussian_sigma(eps=eps, delta=delta)
-    want = optimize.brentq(f, 1e-3, hi * 1.001, xtol=1e-12, rtol=1e-11)
+    want = float(case["sigma"])
     assert want * (1 - 1e-9) <= r.scale <= want * (1 + 1e-8)
     _check_feasible_and_minimal(r)
+
+
+def test_the_stored_sigmas_solve_the_oracle():
+    # a corrupted file is caught: at two stored sigmas (time-seeded) the generator's own oracle curve is at the
+    # target, and 1e-9 relative either side it is on the right side of it (the oracle's slope is ~1/sigma)
+    from oracles import make_alg1 as gen
+    rng = random.Random(int(time.time()))
+    for c in rng.sample([c for c in ORACLE if c["N"] <= 20], 2):   # the cheap ones (N = 300: 1 s an evaluation)
+        s, target = float(c["sigma"]), math.log(c["delta"])
+        assert gen.log_delta(c["N"], c["p"], s, c["eps"]) == pytest.approx(target, abs=1e-8)
+        assert gen.log_delta(c["N"], c["p"], s * (1 - 1e-6), c["eps"]) > target
+        assert gen.log_delta(c["N"], c["p"], s * (1 + 1e-6), c["eps"]) < target
 
 
 def test_natural_noise_alone():

@@ -82,30 +82,34 @@ def test_json_has_the_apis_numbers(capsys):
 @pytest.mark.parametrize("adjacency", ["remove", "add"])
 def test_adjacency_reaches_the_subsampled_builders(adjacency, capsys):
     # the API's one-sided PLD of that adjacency, and the record says which neighbours were meant
-    argv = ["compose", "--subsampled-gaussian", "2:0.01x1000", "--adjacency", adjacency, "--eps", "1.34", "--json"]
+    # (a grid of 1e-3: the adjacency, not the grid, is what is tested)
+    argv = ["compose", "--subsampled-gaussian", "2:0.01x1000", "--adjacency", adjacency, "--eps", "1.34", "--json",
+            "--interval", "1e-3"]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
     from ppk.cli._compose import _SUBSAMPLED_TAILS     # the CLI cuts the tails deeper than the API's default
     pld = ppk.PrivacyLossDistribution.from_gaussian_mechanism(2.0, sampling_prob=0.01, adjacency=adjacency,
-                                                              value_discretization_interval=1e-4,
+                                                              value_discretization_interval=1e-3,
                                                               log_mass_truncation_bound=_SUBSAMPLED_TAILS
                                                               ).self_compose(1000)
-    both = ppk.PrivacyLossDistribution.from_gaussian_mechanism(2.0, sampling_prob=0.01,
-                                                               value_discretization_interval=1e-4).self_compose(1000)
     (row,) = out["curve"]
     assert out["adjacency"] == adjacency
     assert row["log_delta_upper"] == pld.log_delta_bracket(1.34)[1]
     if adjacency == "add":      # e^-43.4 against the remove order's e^-33.7
+        both = ppk.PrivacyLossDistribution.from_gaussian_mechanism(2.0, sampling_prob=0.01,
+                                                                   value_discretization_interval=1e-3).self_compose(1000)
         assert row["log_delta_upper"] < both.log_delta_bracket(1.34)[1] - 9
     assert f"{adjacency} one row" in out["record"]["attacker"]["text"]
 
 
 def test_the_subsampled_tails_reach_far_below_the_apis_default(capsys):
     # at the API's e^-50 cut, 3000 steps put ~e^-57 at infinite loss and no eps reaches 1e-50; the CLI cuts deeper
+    # (a grid of 1e-3 on both sides: the tails, not the grid, are what is tested)
     api = ppk.PrivacyLossDistribution.from_gaussian_mechanism(2.0, sampling_prob=0.01,
-                                                              value_discretization_interval=1e-4).self_compose(3000)
+                                                              value_discretization_interval=1e-3).self_compose(3000)
     assert api.get_epsilon_for_delta(1e-50) == math.inf
-    assert main(["compose", "--subsampled-gaussian", "2:0.01x3000", "--delta", "1e-50", "--json"]) == 0
+    assert main(["compose", "--subsampled-gaussian", "2:0.01x3000", "--delta", "1e-50", "--json",
+                 "--interval", "1e-3"]) == 0
     (row,) = json.loads(capsys.readouterr().out)["epsilons"]
     assert 4.6 < row["eps"] < 4.7 and row["at_eps_delta_upper"] <= 1e-50
 

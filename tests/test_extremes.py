@@ -4,14 +4,17 @@ Each case here was once wrong (an under-reported delta, a NaN, a hang or an unbo
 the expected values come from tests/oracle.py (40 digits, no ppk code) or from closed-form limits.
 """
 import math
+import time
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import ppk
+import mpmath as mp
 import oracle
+import oracles
+import ppk
 from ppk.baselines import analytic_gaussian_log_delta
 
 
@@ -31,12 +34,31 @@ def test_small_sigma_small_N_matches_the_oracle(N, p, sigma, eps):
     assert want - 1e-13 <= q.log_delta_upper(eps) <= want + 1e-9
 
 
+# brute-force quadrature of the definition (tests/oracles/make_extremes.py, 25 digits, ~13 s to rewrite)
+QUADRATURE = oracles.load("extremes")["cases"]
+
+
 def test_the_issue_examples_against_brute_force_quadrature():
-    for N, p, sigma, eps in [(5, 0.5, 0.0923, 1e-4), (1, 0.5, 0.056, 0.5), (2, 0.3, 0.07, 0.5)]:
-        truth = float(oracle.quadrature_delta(N, p, sigma, eps))
-        q = query(N, p, sigma)
-        assert q.delta(eps) == pytest.approx(truth, rel=1e-9)
-        assert truth * (1 - 1e-12) <= q.delta_upper(eps) <= truth * (1 + 1e-9)
+    for c in QUADRATURE:
+        truth = float(c["delta"])
+        q = query(c["N"], c["p"], c["sigma"])
+        assert q.delta(c["eps"]) == pytest.approx(truth, rel=1e-9)
+        assert truth * (1 - 1e-12) <= q.delta_upper(c["eps"]) <= truth * (1 + 1e-9)
+
+
+def test_the_stored_quadrature_agrees_with_the_threshold_oracle():
+    # a corrupted file is caught cheaply: tests/oracle.py's threshold oracle (40 digits) is another route
+    # to the same number (the live quadrature costs 2-7 s a case: the exhaustive test below)
+    for c in QUADRATURE:
+        live = float(mp.exp(oracle.log_delta(c["N"], c["p"], c["sigma"], c["eps"])))
+        assert live == pytest.approx(float(c["delta"]), rel=1e-12)
+
+
+@pytest.mark.exhaustive
+def test_the_stored_quadrature_is_rederived():
+    from oracles import make_extremes as gen
+    c = QUADRATURE[int(time.time()) % len(QUADRATURE)]
+    assert gen.delta(c["N"], c["p"], c["sigma"], c["eps"]) == c["delta"]
 
 
 @pytest.mark.parametrize("N,p,sigma,eps", [(9, 0.5, 0.08, 0.0), (999, 0.01, 0.08, 0.0), (999, 0.01, 0.06, 0.0),

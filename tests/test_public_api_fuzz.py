@@ -264,6 +264,25 @@ PLD = ppk.PrivacyLossDistribution
 #: A small (valid) bucket budget: an extreme sigma or sensitivity then coarsens the grid in milliseconds
 #: instead of filling the default 2^20 buckets for a second or two a probe.
 _BUCKETS = 1 << 12
+_mechanisms = importlib.import_module("ppk.pld.mechanisms")
+
+
+def _small_budget(fn: Callable[..., Any]) -> Callable[..., Any]:
+    """``fn`` with the bucket budget of its PLD builds, once validated, at most _BUCKETS: these entries take
+    no ``max_buckets`` (fixed at 2^20), so an extreme sigma or sensitivity would fill 2^20 buckets for ~0.7 s
+    a probe.  The parameters are validated as before and the grid coarsens by the same code."""
+    validated = _mechanisms.scale_arguments
+
+    def small(*args: Any, **kw: Any) -> tuple:
+        *head, buckets = validated(*args, **kw)
+        return (*head, min(buckets, _BUCKETS))
+
+    def call(**kw: Any) -> Any:
+        with mock.patch.object(_mechanisms, "scale_arguments", small):
+            return fn(**kw)
+    return call
+
+
 _add("ppk.PrivacyLossDistribution", PLD, interval=0.1, offset=-1, mass_upper=[0.2, 0.3, 0.5],
      mass_lower=[0.5, 0.3, 0.2], width=1.0, infinity_mass_upper=0.0, infinity_mass_lower=0.0,
      overflow_mass_upper=0.0, overflow_mass_lower=0.0, pessimistic_estimate=True, max_buckets=1 << 10,
@@ -287,10 +306,10 @@ _add("ppk.PrivacyLossDistribution.from_curve", PLD.from_curve, curve=_q(n=201, k
      max_buckets=_BUCKETS, curve_points=64)
 _add("ppk.PrivacyLossDistribution.from_pmfs", PLD.from_pmfs, pmf_upper=[0.5, 0.5], pmf_lower=[0.6, 0.4],
      value_discretization_interval=1e-2, pessimistic_estimate=True, tolerance=1e-9, max_buckets=_BUCKETS)
-_add("ppk.PrivacyLossDistribution.from_gaussian_mechanism", PLD.from_gaussian_mechanism, standard_deviation=3.0,
+_add("ppk.PrivacyLossDistribution.from_gaussian_mechanism", _small_budget(PLD.from_gaussian_mechanism), standard_deviation=3.0,
      sensitivity=1.0, pessimistic_estimate=True, value_discretization_interval=1e-2, log_mass_truncation_bound=-50.0,
      sampling_prob=1.0, use_connect_dots=True, adjacency="add_or_remove")
-_add("ppk.PrivacyLossDistribution.from_laplace_mechanism", PLD.from_laplace_mechanism, parameter=2.0,
+_add("ppk.PrivacyLossDistribution.from_laplace_mechanism", _small_budget(PLD.from_laplace_mechanism), parameter=2.0,
      sensitivity=1.0, pessimistic_estimate=True, value_discretization_interval=1e-2, sampling_prob=1.0,
      use_connect_dots=True, adjacency="add_or_remove")
 _add("ppk.PrivacyLossDistribution.from_two_probability_mass_functions", PLD.from_two_probability_mass_functions,
@@ -302,8 +321,8 @@ _add("ppk.PrivacyLossDistribution.from_dp_accounting", PLD.from_dp_accounting,
 _add("ppk.Accountant", ppk.Accountant, value_discretization_interval=1e-2, composition="auto", progress=False)
 _add("ppk.Accountant.add", _method(_accountant, "add"), release=_q(n=201, known=0), times=1, name="count",
      shared_rows="refuse")
-_add("ppk.Accountant.add_gaussian", _method(_accountant, "add_gaussian"), sigma=3.0, sensitivity=1.0, times=2)
-_add("ppk.Accountant.add_laplace", _method(_accountant, "add_laplace"), scale=20.0, sensitivity=1.0, times=2)
+_add("ppk.Accountant.add_gaussian", _small_budget(_method(_accountant, "add_gaussian")), sigma=3.0, sensitivity=1.0, times=2)
+_add("ppk.Accountant.add_laplace", _small_budget(_method(_accountant, "add_laplace")), scale=20.0, sensitivity=1.0, times=2)
 _add("ppk.Accountant.delta", _method(_accountant, "delta"), eps=0.5)
 _add("ppk.Accountant.delta_bracket", _method(_accountant, "delta_bracket"), eps=0.5)
 _add("ppk.Accountant.epsilon", _method(_accountant, "epsilon"), delta=1e-6)
