@@ -181,3 +181,12 @@ def test_every_shell_command_is_run_or_listed():
             elif re.search(r"(^|&& )ppk ", line):
                 assert any(key in line for key in NOT_RUN), f"a README command that no test runs: {line}"
     assert len(TRANSCRIPTS) >= 8
+
+
+def test_the_readme_states_the_measured_evaluation_times():
+    # one measured source (ppk.evaluation.MEASURED_SECONDS) for the README and `ppk evaluate --help`
+    from ppk.evaluation import MEASURED_SECONDS
+    text = README.read_text()
+    quick = f"{MEASURED_SECONDS['quick']:g} s"
+    assert f"81 points; {quick} on a 2-core" in text and f"`quick` (81 points) takes {quick}" in text
+    assert f"took {MEASURED_SECONDS['thesis']:g} s in one run" in text

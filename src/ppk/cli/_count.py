@@ -189,7 +189,7 @@ def _add_alg2_args(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--kappa2", type=float, default=None,
                         help="failure probability of the bias interval (default: half of delta - kappa1)")
     parser.add_argument("--kappa3", type=float, default=None,
-                        help="Laplace truncation + Algorithm 1 budget (default: the rest)")
+                        help="discrete Laplace truncation + Algorithm 1 budget (default: the rest)")
     parser.add_argument("--noise", choices=["gaussian", "discrete_gaussian", "discrete_laplace"], default="gaussian",
                         help="the law added to the count: the Gaussian (released rounded) or an exact discrete law, "
                              "calibrated for it (default %(default)s)")
@@ -205,8 +205,8 @@ _DELTA = ("Exact delta(eps) of count + N(0, sigma^2) when the attacker knows --k
 _CALIBRATE = ("Algorithm 1: the smallest sigma (counts) with which the noisy count is (eps, delta)-private against an "
               "attacker who knows --known of --n rows, next to the noise plain DP needs.  The sigma printed is "
               "certified: its delta was evaluated and is <= --delta.")
-_ALG2 = ("Algorithm 2: estimate the bias privately (eps/2, Laplace), bound it (Hoeffding), and run Algorithm 1 over "
-         "the supported biases with eps/2. Prints the public ledger (no Laplace draw, nothing that reveals the "
+_ALG2 = ("Algorithm 2: estimate the bias privately (eps/2, discrete Laplace), bound it (Hoeffding), and run Algorithm 1 over "
+         "the supported biases with eps/2. Prints the public ledger (no discrete Laplace draw, nothing that reveals the "
          "count).")
 _RELEASE = ("Calibrate with Algorithm 2 and release count + noise (rounded Gaussian by default, or a discrete "
             "Gaussian or Laplace: --noise). The CSV is read strictly: one record per line, quotes only around whole "

@@ -120,6 +120,8 @@ def print_ledger(ledger: dict, record: dict, value: int | None = None) -> None:
     ]
     print_table(None, rows)
     if ledger["branch"] == "fallback":
-        print("\nfallback: the Laplace estimate was unusable or the truncation term exceeded kappa3;"
+        print("\nfallback: the discrete Laplace estimate was unusable or the truncation term exceeded kappa3;"
               " the DP baseline is used.")
+    for note in ledger.get("notes", []):
+        print(f"note: {note}")
     print_record(record)

@@ -6,6 +6,7 @@ import signal
 import sys
 from typing import Any
 
+from ..evaluation import MEASURED_SECONDS
 from ._args import add_command, positive_whole, whole
 
 
@@ -57,9 +58,9 @@ def register(sub: Any) -> None:
     e = add_command(sub, "evaluate", _run, help="the thesis's evaluation: Algorithms 1 and 2 vs DP over a grid",
                     description=_DESCRIPTION)
     e.add_argument("--grid", choices=["quick", "thesis", "tiny"], default="quick",
-                   help="quick: 81 points, about 20 s on 2 cores; thesis: the ranges the thesis proposes, 560 points "
-                        "(n up to 1e7), about two minutes on 2 cores; tiny: 4 points, for smoke tests "
-                        "(default %(default)s)")
+                   help=f"quick: 81 points, {MEASURED_SECONDS['quick']:g} s on a 2-core machine (measured once, with "
+                        f"the figures); thesis: the ranges the thesis proposes, 560 points (n up to 1e7), "
+                        f"{MEASURED_SECONDS['thesis']:g} s; tiny: 4 points, for smoke tests (default %(default)s)")
     e.add_argument("--out", default="ppk-out", help="output folder (default %(default)s)")
     e.add_argument("--jobs", type=positive_whole, default=None, help="worker processes (default: all cores)")
     e.add_argument("--seed", type=whole, default=0, help="seed of the data sets and the discrete Laplace draws of Algorithm 2 (default 0)")

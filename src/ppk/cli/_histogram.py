@@ -198,8 +198,8 @@ def _release(args: argparse.Namespace) -> int:
         return 0
     if out.insecure_for_testing:
         print(NOT_PRIVATE + "\n")
-    print(f"released histogram of {args.column!r} (count + rounded Gaussian noise, sigma = {cal.scale:.6g} counts "
-          "per bin):")
+    print(f"released histogram of {args.column!r} " + ("(the exact counts: no noise; see the NOTICE below):"
+          if cal.scale == 0 else f"(count + rounded Gaussian noise, sigma = {cal.scale:.6g} counts per bin):"))
     print_table(["category", "value"], [[c, str(v)] for c, v in zip(categories, out.values)])
     if cal.scale == 0:
         print("\nNOTICE: no noise was added -- the values ARE the exact counts.  The unknown rows alone meet "
