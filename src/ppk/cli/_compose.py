@@ -132,6 +132,15 @@ def build(runs: Runs, *, sensitivity: float, interval: float, adjacency: str = "
         raise ValueError(f"--{runs.option} {runs.text}: {_in_cli_terms(str(exc))}") from None
 
 
+def _describe(plan: list[Runs]) -> str:
+    """'3 x Gaussian (sigma 3) + 1 x Laplace (b 5)': runs of the same mechanism and values counted together, in
+    the order first typed (2,000 --gaussian 3 options are '2000 x Gaussian (sigma 3)', not 2,000 terms)."""
+    counts: dict[tuple[str, tuple[float, ...]], int] = {}
+    for r in plan:
+        counts[(r.option, r.values)] = counts.get((r.option, r.values), 0) + r.times
+    return " + ".join(Runs(option, "", values, times).describe() for (option, values), times in counts.items())
+
+
 def _merged_gaussians(plan: list[Runs]) -> list[Runs]:
     """Two or more --gaussian options as one: k runs of deviations sigma_i are one Gaussian mechanism of
     1/sigma^2 = sum k_i / sigma_i^2 (their losses are normal and add; docs/accuracy.md, "Composition without
@@ -304,7 +313,7 @@ def _run(args: argparse.Namespace) -> int:
         return compose_plan(plan, sensitivity=args.sensitivity, interval=args.interval, adjacency=args.adjacency)
     curve = _curve_rows(fresh(), args.eps) if args.eps else []
     epsilons = [_epsilon_row(fresh(), d) for d in args.delta or []]
-    plan_text = " + ".join(r.describe() for r in plan)
+    plan_text = _describe(plan)
     record = _record(curve, epsilons, plan_text, args.adjacency)
     if args.json:
         print_json(dict(plan=[dict(mechanism=r.option, values=dict(zip(_MECHANISMS[r.option][0], r.values)),
