@@ -320,3 +320,19 @@ def test_a_utf8_byte_order_mark_is_not_part_of_the_first_column(tmp_path, capsys
     assert main(["release", "--csv", str(path), "--column", "smoker", "--known", "10", "--eps", "1",
                  "--delta", "1e-6", "--json"]) == 0
     assert _strict(capsys.readouterr().out)["record"]["input"]["rows"] == 100
+
+
+def test_ctrl_c_turned_into_another_error_by_a_library_still_exits_130(monkeypatch, capsys):
+    # a Ctrl-C that lands in a library which catches it and raises something else while handling it (an
+    # import interrupted half-way): the same one line and exit code as any Ctrl-C (it once gave exit 1)
+    from ppk.related import sp
+
+    def interrupted_then_broken(*args, **kwargs):
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise RuntimeError("a half-imported module")
+    monkeypatch.setattr(sp, "compare_sp_dp", interrupted_then_broken)
+    assert main(["sp", "tables"]) == 130
+    captured = capsys.readouterr()
+    assert captured.err.strip() == "ppk sp tables: interrupted" and "Traceback" not in captured.err

@@ -53,6 +53,18 @@ def _in_cli_terms(message: str, parser: argparse.ArgumentParser) -> str:
     return re.sub(r"\b([A-Za-z_][A-Za-z0-9_]*)( must| =|=| is too)", flag, message)
 
 
+def _interrupted(exc: BaseException) -> bool:
+    """Whether a KeyboardInterrupt stands behind ``exc`` (its ``__context__`` or ``__cause__`` chain)."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
+
+
 def _command_name(args: argparse.Namespace) -> str:
     """'ppk sp tables', 'ppk delta': the command as typed, for messages."""
     words = [args.command] + [getattr(args, f"{args.command}_command", None) or ""]
@@ -91,7 +103,14 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 0
     try:
-        return args.func(args)
+        try:
+            return args.func(args)
+        except Exception as exc:
+            # a library that caught the Ctrl-C and raised something else while handling it (an import
+            # interrupted half-way, a worker pool torn down): still the user's interrupt, answered as one
+            if _interrupted(exc):
+                raise KeyboardInterrupt from exc
+            raise
     except KeyboardInterrupt:
         # Ctrl-C: the C++ kernels poll for it and raise KeyboardInterrupt, so does Python; one line, no
         # traceback, and the shell's code for SIGINT (128 + 2).  Nothing half-computed was printed as a result.
