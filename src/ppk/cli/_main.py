@@ -18,7 +18,7 @@ _FLAG_OF = {"n_stakeholders": "--stakeholders", "max_workers": "--jobs", "rng": 
 
 def build_parser() -> argparse.ArgumentParser:
     # the families load numpy and the C++ core: imported here, not at the top, so ``ppk --version`` needs neither
-    from . import _compose, _count, _evaluate, _histogram, _pk, _plan, _related, _samplers
+    from . import _compose, _count, _evaluate, _histogram, _pk, _plan, _related, _samplers, _shuffle
 
     parser = argparse.ArgumentParser(
         prog="ppk",
@@ -27,7 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=_VERSION)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     # in the order ``ppk --help`` lists their commands
-    for family in (_count, _histogram, _plan, _compose, _evaluate, _related, _samplers, _pk):
+    for family in (_count, _histogram, _plan, _compose, _shuffle, _evaluate, _related, _samplers, _pk):
         family.register(sub)
     return parser
 

@@ -1,0 +1,82 @@
+"""``ppk shuffle``: the exact, certified curve of shuffled randomized response, next to the clone bound
+(docs/shuffle.md)."""
+from __future__ import annotations
+
+import argparse
+import math
+from typing import Any
+
+import numpy as np
+
+from ..records import guarantee, make_record
+from ..related.shuffle_clones import clone_bound_delta, clone_bound_epsilon
+from ..shuffle import ShuffledRandomizedResponse
+from ._args import add_command, add_json_flag, whole
+from ._emit import exp_rounded_up, fmt_from_log, fmt_number, print_json, print_record, print_table
+
+
+def _run(args: argparse.Namespace) -> int:
+    if args.known is not None and args.known < args.n - 1 and args.p is None:
+        raise ValueError(f"--known {args.known} < --n - 1 needs --p: the probability that each user the attacker does "
+                         "not know holds a 1")
+    q = ShuffledRandomizedResponse(n=args.n, eps0=args.eps0, known=args.known, p=args.p)
+    standard = q.known == q.n - 1
+    eps = np.array(args.eps, dtype=float)
+    log_lo, log_up = q.log_delta_bracket(eps)
+    rows = [dict(eps=float(e), delta_lower=math.exp(lo), delta_upper=exp_rounded_up(up),
+                 clone_bound=clone_bound_delta(n=q.n, eps0=q.eps0, eps=float(e)))
+            for e, lo, up in zip(eps, np.atleast_1d(log_lo), np.atleast_1d(log_up))]
+    epsilons = [dict(delta=d, eps=q.epsilon(d), clone_bound=clone_bound_epsilon(n=q.n, eps0=q.eps0, delta=d))
+                for d in args.delta or []]
+    attacker = dict(rows=q.n, rows_known=q.known, rows_unknown=q.n - 1 - q.known,
+                    belief=None if standard else f"each unknown user's input is 1 with probability p = {q.p:g}",
+                    belief_source="none" if standard else "stated_by_steward",
+                    text=("any attacker (standard shuffle DP: the supremum over the other users' inputs)" if standard
+                          else f"an attacker who knows {q.known} of the other {q.n - 1} users' inputs (the supremum "
+                               f"over them); the other {q.n - 1 - q.known} are Bernoulli({q.p:g}) to them"))
+    g = guarantee(kind="DP" if standard else "PPK-DP", eps=[r["eps"] for r in rows],
+                  delta_mechanism=[r["delta_upper"] for r in rows],
+                  text="the shuffled count of randomized responses is (eps, delta_upper) private at each eps listed")
+    record = make_record(attacker=attacker, guarantee=g, warnings=[],
+                         noise=dict(law="randomized_response", scale=q.flip_probability, scale_name="flip probability",
+                                    unit="for each", per="user"))
+    if args.json:
+        print_json(dict(n=q.n, eps0=q.eps0, known=q.known, p=q.p, curve=rows, epsilons=epsilons, record=record))
+        return 0
+    who = "standard shuffle DP" if standard else f"an attacker who knows {q.known} of the other {q.n - 1} inputs"
+    print(f"{q.n} users, randomized response eps0 = {q.eps0:g} (flip probability {q.flip_probability:.6g}), "
+          f"shuffled; {who}")
+    print_table(["eps", "delta lower", "delta upper", "clone bound"],
+                [[fmt_number(r["eps"]), fmt_from_log(lo), fmt_from_log(up), f"{r['clone_bound']:.6g}"]
+                 for r, lo, up in zip(rows, np.atleast_1d(log_lo), np.atleast_1d(log_up))])
+    if epsilons:
+        print()
+        print_table(["delta", "eps (certified)", "clone bound eps", "clone / exact"],
+                    [[f"{r['delta']:g}", f"{r['eps']:.6g}", f"{r['clone_bound']:.6g}",
+                      f"{r['clone_bound'] / r['eps']:.3g}" if r["eps"] > 0 else "n/a"] for r in epsilons])
+    print_record(record)
+    return 0
+
+
+_DESCRIPTION = ("Shuffled randomized response: n users each report their bit through randomized response with "
+                "local privacy --eps0, and only the count of 1s is published. Prints the exact curve's certified "
+                "bracket at each --eps, and at each --delta the certified epsilon, next to the clone bound of "
+                "Feldman, McMillan and Talwar (the generic bound peers use). With --known and --p: against an "
+                "attacker who knows only some of the other users' inputs (docs/shuffle.md).")
+
+
+def register(sub: Any) -> None:
+    """Add ``shuffle`` to the sub-commands ``sub``."""
+    s = add_command(sub, "shuffle", _run, help="the exact curve of shuffled randomized response, vs the clone bound",
+                    description=_DESCRIPTION)
+    s.add_argument("--n", type=whole, default=10_000, help="users, the challenge user included (default %(default)s)")
+    s.add_argument("--eps0", type=float, default=2.0, help="local privacy of each report (default %(default)s)")
+    s.add_argument("--known", type=whole, default=None,
+                   help="other users' inputs the attacker knows (default: all of them, standard shuffle DP)")
+    s.add_argument("--p", type=float, default=None,
+                   help="with --known: probability that an unknown user's input is 1")
+    s.add_argument("--eps", type=float, nargs="+", default=[0.1, 0.5, 1.0],
+                   help="epsilon values of the curve (default %(default)s)")
+    s.add_argument("--delta", type=float, nargs="+", default=[1e-6], help="deltas to find epsilon for "
+                   "(default %(default)s)")
+    add_json_flag(s)

@@ -1,0 +1,30 @@
+"""``ppk shuffle``: the exact curve's bracket and certified epsilon next to the clone bound, as the API gives them."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+import ppk
+from ppk.cli import main
+from ppk.related.shuffle_clones import clone_bound_epsilon
+
+
+def test_the_command_prints_the_apis_numbers(capsys):
+    assert main(["shuffle", "--n", "1000", "--eps0", "2", "--eps", "0.5", "--delta", "1e-6", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    q = ppk.ShuffledRandomizedResponse(n=1000, eps0=2.0)
+    assert out["epsilons"][0]["eps"] == q.epsilon(1e-6)
+    assert out["epsilons"][0]["clone_bound"] == clone_bound_epsilon(n=1000, eps0=2.0, delta=1e-6)
+    lo, up = q.delta_bracket(0.5)
+    assert out["curve"][0]["delta_lower"] == pytest.approx(lo, rel=1e-15) and out["curve"][0]["delta_upper"] >= up
+    assert out["record"]["guarantee"]["kind"] == "DP"
+
+
+def test_partial_knowledge_and_wrong_input(capsys):
+    assert main(["shuffle", "--n", "300", "--eps0", "2", "--known", "150", "--p", "0.3", "--eps", "0.5"]) == 0
+    assert "knows 150 of the other 299" in capsys.readouterr().out
+    assert main(["shuffle", "--n", "300", "--known", "150"]) == 2
+    assert "needs --p" in capsys.readouterr().err
+    assert main(["shuffle", "--eps0", "-1"]) == 2
+    assert "--eps0 must be" in capsys.readouterr().err
