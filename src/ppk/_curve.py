@@ -173,6 +173,12 @@ class PrivacyCurve:
         _, log_u, scalar = self._curve(eps)
         return float(np.exp(log_u)) if scalar else np.exp(log_u)
 
+    def power_bracket(self, alpha: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
+        """Certified ``(lower, upper)`` on the best attack's power 1 - beta(alpha) at false-positive rate alpha
+        (vectorised): :func:`ppk.tradeoff.power_bracket`, docs/tradeoff.md."""
+        from .tradeoff import power_bracket
+        return power_bracket(self, alpha)
+
 
 class BracketedCurve(PrivacyCurve):
     """A curve known between two certified ends: the class defines ``_log_bracket(eps) -> (log_lower,
