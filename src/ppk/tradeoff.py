@@ -268,11 +268,13 @@ def plot_tradeoff(obj: Any, *, alpha_min: float = 1e-12, points: int = 121, ax: 
     alpha = np.array([r["alpha"] for r in rows])
     lo = np.array([r["power_lower"] for r in rows])
     up = np.array([r["power_upper"] for r in rows])
-    if ax is None:
+    new = ax is None
+    if new:
         _, ax = plt.subplots(figsize=(6.4, 4.4))
     line, = ax.loglog(alpha, up, lw=2, label=(label or "best attack") + " (certified upper end)")
     ax.fill_between(alpha, lo, up, color=line.get_color(), alpha=0.3, lw=0)
-    ax.loglog(alpha, alpha, color="0.5", lw=1, ls=":", label="chance (power = α)")
+    if new:    # once a figure: another curve drawn into the same Axes shares it
+        ax.loglog(alpha, alpha, color="0.5", lw=1, ls=":", label="chance (power = α)")
     ax.set_xlabel("false-positive rate α")
     ax.set_ylabel("true-positive rate 1 − β(α)")
     ax.set_title("Trade-off curve: the best membership attack's power")
