@@ -17,7 +17,7 @@ import numpy.typing as npt
 from ._curve import PrivacyCurve
 from ._power import ALPHA_FLOOR
 from ._typing import FloatArray
-from ._validate import integer, real, text
+from ._validate import choice, instance, integer, real, text
 
 __all__ = ["power_bracket", "tradeoff_table", "tradeoff_functions", "write_tradeoff", "plot_tradeoff"]
 
@@ -69,9 +69,8 @@ def write_tradeoff(rows: list[dict[str, float]], path: str, *, format: str | Non
     """Write :func:`tradeoff_table`'s rows as CSV or JSON (``format``: "csv" or "json"; default from the
     path's suffix), every number with 17 significant digits (round-trips exactly)."""
     path = text("path", path)
-    fmt = format if format is not None else ("json" if path.lower().endswith(".json") else "csv")
-    if fmt not in ("csv", "json"):
-        raise ValueError(f"format must be 'csv' or 'json', got {fmt!r}")
+    fmt = choice("format", format, ("csv", "json")) if format is not None else \
+        ("json" if path.lower().endswith(".json") else "csv")
     if not isinstance(rows, list) or not all(isinstance(r, dict) for r in rows):
         raise TypeError("rows must be the list of dicts tradeoff_table returns")
     if fmt == "json":
@@ -91,6 +90,7 @@ def write_tradeoff(rows: list[dict[str, float]], path: str, *, format: str | Non
 def tradeoff_functions(obj: Any) -> tuple[Callable[[npt.ArrayLike], Any], Callable[[npt.ArrayLike], Any]]:
     """``(beta_lower, beta_upper)``: callables of alpha (vectorised) for f-DP tools that take a trade-off
     function; ``beta_lower`` is a valid (pessimistic) f-DP curve of the release."""
+    power_bracket(obj, 0.5)      # a wrong obj fails here, not in the caller's f-DP tool
     def beta_lower(alpha: npt.ArrayLike) -> Any:
         return np.maximum(1.0 - np.asarray(power_bracket(obj, alpha)[1]), 0.0)
 
@@ -108,12 +108,15 @@ def plot_tradeoff(obj: Any, *, alpha_min: float = 1e-12, points: int = 121, ax: 
         if ax is None and path is not None:
             matplotlib.use("Agg")
         import matplotlib.pyplot as plt
+        from matplotlib.axes import Axes
     except ImportError:
         raise ImportError("plot_tradeoff needs matplotlib: pip install 'ppk[plot]'", name="matplotlib") from None
     if label is not None:
         label = text("label", label)
     if path is not None:
         path = text("path", path)
+    if ax is not None:
+        instance("ax", ax, Axes, "a matplotlib Axes (or None for a new figure)")
     rows = tradeoff_table(obj, alpha_min=alpha_min, points=points)
     alpha = np.array([r["alpha"] for r in rows])
     lo = np.array([r["power_lower"] for r in rows])
