@@ -50,7 +50,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import ppk
-from ppk import noise
+from ppk import noise, tradeoff
 from ppk._validate import real
 from ppk.baselines import NotDifferentiallyPrivateWarning
 
@@ -432,6 +432,19 @@ _add("ppk.OverlappingCounts.from_membership", ppk.OverlappingCounts.from_members
      matrix=np.array([[1, 0], [1, 1], [0, 1]] * 100), known_rows=[0, 1], p=0.3, sigmas=[2.0, 3.0])
 _add("ppk.plot_privacy_curve", _closing_figures(ppk.plot_privacy_curve), queries=_q(), eps=[0.0, 0.5, 1.0], ax=None,
      baseline=True, labels=["q"])
+# ppk.tradeoff: the certified power 1 - beta(alpha) (docs/tradeoff.md); the methods of every curve and the PLD
+for _cls, _factory in (("CountingQuery", _q), ("ShuffledRandomizedResponse", _shuffled), ("NoisyQuery", _noisy),
+                       ("HistogramQuery", _histogram), ("TablePlan", _plan), ("OverlappingCounts", _overlapping),
+                       ("PrivacyLossDistribution", _gauss_pld)):
+    _add(f"ppk.{_cls}.power_bracket", _method(_factory, "power_bracket"), alpha=0.01)
+_add("ppk.tradeoff.power_bracket", tradeoff.power_bracket, obj=_gauss_pld(), alpha=[1e-9, 0.5])
+_add("ppk.tradeoff.tradeoff_table", tradeoff.tradeoff_table, obj=_gauss_pld(), alpha_min=1e-9, points=5)
+_add("ppk.tradeoff.tradeoff_functions", tradeoff.tradeoff_functions, obj=_gauss_pld())
+_add("ppk.tradeoff.write_tradeoff", lambda **kw: tradeoff.write_tradeoff(path=os.path.join(_TMP, "tradeoff.csv"),
+                                                                         **kw),
+     rows=tradeoff.tradeoff_table(_gauss_pld(), points=3), format="csv")
+_add("ppk.tradeoff.plot_tradeoff", _closing_figures(tradeoff.plot_tradeoff), obj=_gauss_pld(), alpha_min=1e-9, points=5,
+     ax=None, label="q")
 
 # ppk.noise: the laws and their methods
 _NATURAL = {
@@ -718,6 +731,8 @@ NOT_PROBED: dict[tuple[str, str], str] = {
     ("ppk.evaluation.evaluate", "figures"): "True draws all ten figures (~15 s, beyond the time limit); checked by "
                                            "the same flag() as progress and resume, which are probed",
     ("ppk.plot_privacy_curve", "path"): "an output path",
+    ("ppk.tradeoff.plot_tradeoff", "path"): "an output path",
+    ("ppk.tradeoff.write_tradeoff", "path"): "an output path",
     ("ppk.PrivacyLossDistribution", "_atoms"): "private (underscore) parameter",
     # the other way of calling: its other parameters are probed in the main entry
     **{(f"{name} (data)", p): "probed in the entry without the variant" for name in ("ppk.alg2", "ppk.release")

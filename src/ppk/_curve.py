@@ -173,6 +173,12 @@ class PrivacyCurve:
         _, log_u, scalar = self._curve(eps)
         return float(np.exp(log_u)) if scalar else np.exp(log_u)
 
+    def power_bracket(self, alpha: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
+        """Certified ``(lower, upper)`` on the best attack's power 1 - beta(alpha) at false-positive rate alpha
+        (vectorised): :func:`ppk.tradeoff.power_bracket`, docs/tradeoff.md."""
+        from . import _power
+        return _power.bracket(_power.estimate_ends(self.log_delta, self.log_delta_upper), True, alpha)
+
 
 class BracketedCurve(PrivacyCurve):
     """A curve known between two certified ends: the class defines ``_log_bracket(eps) -> (log_lower,
@@ -207,3 +213,9 @@ class BracketedCurve(PrivacyCurve):
         if scalar:
             return float(np.exp(lower)), float(np.exp(upper))
         return np.exp(lower), np.exp(upper)
+
+    def power_bracket(self, alpha: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
+        """Certified ``(lower, upper)`` on the best attack's power 1 - beta(alpha) at false-positive rate alpha
+        (vectorised), from both certified ends of delta: :func:`ppk.tradeoff.power_bracket`."""
+        from . import _power
+        return _power.bracket(lambda e: self.log_delta_bracket(e), True, alpha)

@@ -1,4 +1,5 @@
-"""The figure users want most: the privacy curve delta(eps) next to the DP curve of the same noise."""
+"""The figure users want most: the privacy curve delta(eps) next to the DP curve of the same noise; and the
+curve of a composition (a PrivacyLossDistribution or an Accountant) at its certified upper end."""
 from __future__ import annotations
 
 import math
@@ -18,7 +19,44 @@ __all__ = ["plot_privacy_curve"]
 _LOG10 = math.log(10)
 
 
-def _label(q: PrivacyCurve) -> str:
+class _Composed:
+    """A PLD or an Accountant as the plot reads it: its certified upper end of log delta, no baseline (a
+    composition has no single 'same noise without natural noise' curve to compare with)."""
+
+    def __init__(self, obj: Any):
+        self.obj = obj
+
+    def pld(self) -> Any:
+        from .pld.accountant import Accountant
+        return self.obj.pld() if isinstance(self.obj, Accountant) else self.obj
+
+    def log_delta(self, eps: np.ndarray) -> np.ndarray:
+        return np.asarray(self.pld().log_delta_bracket(eps)[1])
+
+    def epsilon(self, delta: float) -> float:
+        return float(self.pld().get_epsilon_for_delta(delta))
+
+    def label(self) -> str:
+        from .pld.accountant import Accountant
+        if isinstance(self.obj, Accountant):
+            return f"Accountant: {len(self.obj._plan)} release(s) composed (certified upper end)"
+        return "PrivacyLossDistribution (certified upper end)"
+
+
+def _as_plotted(q: Any) -> Any:
+    """A query as it is, a PLD or an Accountant wrapped; None for anything else."""
+    from .pld.accountant import Accountant
+    from .pld.distribution import PrivacyLossDistribution
+    if isinstance(q, PrivacyCurve):
+        return q
+    if isinstance(q, (PrivacyLossDistribution, Accountant)):
+        return _Composed(q)
+    return None
+
+
+def _label(q: Any) -> str:
+    if isinstance(q, _Composed):
+        return q.label()
     if isinstance(q, CountingQuery):
         return f"n={q.n:,}, known={q.known:,}, p={q.p:g}, sigma={q.sigma:g}"
     if isinstance(q, NoisyQuery):
@@ -26,10 +64,10 @@ def _label(q: PrivacyCurve) -> str:
     return repr(q)
 
 
-def _partial(q: PrivacyCurve) -> bool:
+def _partial(q: Any) -> bool:
     """Whether the curve has a partial-knowledge model: unknown rows whose natural noise it draws on (a
     shuffle against an attacker who knows every other input has none: its curve is already plain DP)."""
-    return q._rows_key is not None
+    return isinstance(q, PrivacyCurve) and q._rows_key is not None
 
 
 def _baseline(q: PrivacyCurve, eps: np.ndarray) -> np.ndarray | None:
@@ -44,14 +82,14 @@ def _baseline(q: PrivacyCurve, eps: np.ndarray) -> np.ndarray | None:
     return np.asarray(q.without_natural_noise().log_delta(eps))
 
 
-def _default_eps(queries: Sequence[PrivacyCurve]) -> np.ndarray:
+def _default_eps(queries: Sequence[Any]) -> np.ndarray:
     # up to where the first curve reaches 1e-30 (at least 0.1, at most 20)
     top = queries[0].epsilon(1e-30)
     top = 2.0 if not math.isfinite(top) else min(max(1.2 * top, 0.1), 20.0)
     return np.linspace(0.0, top, 161)
 
 
-def plot_privacy_curve(queries: PrivacyCurve | Sequence[PrivacyCurve], *, eps: npt.ArrayLike | None = None, ax: Any = None,
+def plot_privacy_curve(queries: Any, *, eps: npt.ArrayLike | None = None, ax: Any = None,
                        baseline: bool = True, labels: Sequence[str] | None = None, path: str | None = None) -> Any:
     """Draw delta(eps) of one or more queries on a logarithmic delta axis, each with the DP baseline.
 
@@ -62,8 +100,10 @@ def plot_privacy_curve(queries: PrivacyCurve | Sequence[PrivacyCurve], *, eps: n
 
     Parameters
     ----------
-    queries : a query (CountingQuery, NoisyQuery, HistogramQuery, OverlappingCounts) or a sequence of them
-        Bracketed curves (histograms, overlapping counts) are drawn at their certified upper end.
+    queries : a query, a PrivacyLossDistribution or an Accountant, or a sequence of them
+        Queries: CountingQuery, NoisyQuery, HistogramQuery, OverlappingCounts, ...; bracketed curves
+        (histograms, overlapping counts) are drawn at their certified upper end.  A PLD or an Accountant
+        (a composition) is drawn at the certified upper end of its bracket, without a baseline.
     eps : array-like, optional
         The eps grid (default: 0 up to where the first curve reaches 1e-30, 161 points).
     ax : matplotlib Axes, optional
@@ -88,11 +128,12 @@ def plot_privacy_curve(queries: PrivacyCurve | Sequence[PrivacyCurve], *, eps: n
         from matplotlib.ticker import FuncFormatter, MaxNLocator
     except ImportError:
         raise ImportError("plot_privacy_curve needs matplotlib: pip install 'ppk[plot]'", name="matplotlib") from None
-    single = isinstance(queries, PrivacyCurve)
-    qs: list[Any] = [queries] if single else list(queries) if isinstance(queries, (list, tuple)) else []
-    if not qs or not all(isinstance(q, PrivacyCurve) for q in qs):
+    single = _as_plotted(queries) is not None
+    given: list[Any] = [queries] if single else list(queries) if isinstance(queries, (list, tuple)) else []
+    qs = [_as_plotted(q) for q in given]
+    if not qs or any(q is None for q in qs):
         raise TypeError("queries must be a ppk query (CountingQuery, NoisyQuery, HistogramQuery, OverlappingCounts), "
-                        "or a non-empty sequence of them")
+                        "a PrivacyLossDistribution or an Accountant, or a non-empty sequence of them")
     if labels is not None:
         labels = sequence("labels", labels, text)
         if len(labels) != len(qs):
@@ -127,8 +168,13 @@ def plot_privacy_curve(queries: PrivacyCurve | Sequence[PrivacyCurve], *, eps: n
     ax.yaxis.set_major_formatter(FuncFormatter(lambda y, _: f"$10^{{{int(round(y))}}}$"))
     ax.set_xlabel("ε")
     ax.set_ylabel("δ(ε)")
-    ax.set_title("Privacy curve under partial background knowledge" if any(_partial(q) for q in qs)
-                 else "Privacy curve (the attacker knows every other row: DP)")
+    if all(isinstance(q, _Composed) for q in qs):
+        title = "Privacy curve of the composition (certified upper end)"
+    elif any(_partial(q) for q in qs):
+        title = "Privacy curve under partial background knowledge"
+    else:
+        title = "Privacy curve (the attacker knows every other row: DP)"
+    ax.set_title(title)
     ax.grid(True, alpha=0.3)
     # below the axes: the curves fill the plot, and a legend inside would hide one of them
     ax.legend(fontsize=7.5, loc="upper center", bbox_to_anchor=(0.5, -0.14), frameon=False)

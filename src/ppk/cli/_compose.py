@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import math
+import os
 from decimal import ROUND_CEILING, ROUND_FLOOR, Decimal
 from fractions import Fraction
 from typing import Any, NamedTuple
@@ -267,9 +268,11 @@ def _check_targets(args: argparse.Namespace) -> None:
     if not args.plan:
         raise ValueError("no mechanism: give at least one of --gaussian, --laplace, --subsampled-gaussian, "
                          "--subsampled-laplace, --randomized-response (e.g. --gaussian 10x200)")
-    if args.eps is None and args.delta is None:
-        raise ValueError("say what to compute: --eps E [E ...] (the delta bracket at each eps) or --delta D [D ...] "
-                         "(the certified eps at each delta)")
+    if args.eps is None and args.delta is None and args.plot is None:
+        raise ValueError("say what to compute: --eps E [E ...] (the delta bracket at each eps), --delta D [D ...] "
+                         "(the certified eps at each delta) or --plot FILE (the curve)")
+    if args.plot is not None:
+        _check_plot_path(args.plot)
     if not 0.0 < args.interval < math.inf:
         raise ValueError(f"--interval (the loss grid) must be finite and > 0, got {args.interval:g}")
     if not 0.0 < args.sensitivity < math.inf:
@@ -278,6 +281,26 @@ def _check_targets(args: argparse.Namespace) -> None:
         raise ValueError(f"--eps values must be finite and >= 0, got {args.eps}")
     if any(not 0.0 < d <= 1.0 for d in args.delta or []):
         raise ValueError(f"--delta values must be in (0, 1], got {args.delta}")
+
+
+def _check_plot_path(path: str) -> None:
+    """Before any work: --plot names a PNG in a directory that exists (the figure is saved as PNG)."""
+    if not path.lower().endswith(".png"):
+        raise ValueError(f"--plot FILE must end in .png (the figure is a PNG), got {path!r}")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise ValueError(f"--plot {path}: the directory {folder} does not exist")
+
+
+def _plot(pld: PLD, path: str, eps: list[float] | None, plan_text: str) -> str:
+    """Draw the composed curve's certified upper end into ``path``; the line the command prints about it."""
+    import numpy as np
+
+    from ..plotting import plot_privacy_curve
+    grid = np.linspace(0.0, max(eps), 161) if eps and max(eps) > 0 else None
+    plot_privacy_curve(pld, eps=grid, labels=[plan_text if len(plan_text) <= 90 else plan_text[:87] + "..."],
+                       path=path)
+    return f"plot: {path}  (the certified upper end of delta(eps) on a log axis)"
 
 
 def _bracket_text(row: dict) -> str:
@@ -314,12 +337,13 @@ def _run(args: argparse.Namespace) -> int:
     curve = _curve_rows(fresh(), args.eps) if args.eps else []
     epsilons = [_epsilon_row(fresh(), d) for d in args.delta or []]
     plan_text = _describe(plan)
+    plot_line = _plot(fresh(), args.plot, args.eps, plan_text) if args.plot is not None else None
     record = _record(curve, epsilons, plan_text, args.adjacency)
     if args.json:
         print_json(dict(plan=[dict(mechanism=r.option, values=dict(zip(_MECHANISMS[r.option][0], r.values)),
                                    times=r.times) for r in plan],
                         sensitivity=args.sensitivity, interval=args.interval, adjacency=args.adjacency,
-                        curve=curve, epsilons=epsilons,
+                        curve=curve, epsilons=epsilons, plot=args.plot,
                         record=record))
         return 0
     print(f"plan: {plan_text}")
@@ -336,6 +360,8 @@ def _run(args: argparse.Namespace) -> int:
     if epsilons:
         print_table(["delta", "eps (certified)", "delta bracket at that eps"],
                     [[f"{r['delta']:g}", _round_sig(r["eps"], 8, up=True), _bracket_text(r)] for r in epsilons])
+    if plot_line:
+        print(("\n" if curve or epsilons else "") + plot_line)
     print_record(record)
     return 0
 
@@ -365,7 +391,8 @@ _EPILOG = """\
 examples:
   ppk compose --gaussian 10x200 --randomized-response 0.1x300 --delta 1e-6 1e-12
   ppk compose --subsampled-gaussian 2:0.01x3000 --interval 1e-4 --delta 1e-15
-  ppk compose --laplace 20x5 --gaussian 3 --eps 0.5 1 2 --json"""
+  ppk compose --laplace 20x5 --gaussian 3 --eps 0.5 1 2 --json
+  ppk compose --gaussian 10x200 --randomized-response 0.1x300 --plot composed.png"""
 
 
 def register(sub: Any) -> None:
@@ -386,4 +413,7 @@ def register(sub: Any) -> None:
                    help="print the certified delta bracket at each eps")
     c.add_argument("--delta", type=float, nargs="+", default=None, metavar="D",
                    help="print the certified (never too small) eps at each delta")
+    c.add_argument("--plot", metavar="FILE", default=None,
+                   help="also draw the composed curve's certified upper end of delta(eps), on a log axis, into FILE "
+                        "(PNG; needs matplotlib); eps from 0 to the largest --eps if given")
     add_json_flag(c)

@@ -379,6 +379,12 @@ class PrivacyLossDistribution(DpAccountingNames):
         lo, hi = self.delta_bracket(eps)
         return hi if self.pessimistic_estimate else lo
 
+    def power_bracket(self, alpha: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
+        """Certified ``(lower, upper)`` on the best attack's power 1 - beta(alpha) at false-positive rate alpha
+        (vectorised): :func:`ppk.tradeoff.power_bracket`, docs/tradeoff.md."""
+        from .. import _power     # delta is H(P || Q) alone for a PLD of one adjacency
+        return _power.bracket(lambda e: self.log_delta_bracket(e), not self._one_sided, alpha)
+
     def get_epsilon_for_delta(self, delta: float) -> float:
         """Smallest eps >= 0 whose upper bound is <= delta (inf if the infinity masses, or the bound's own error
         terms, exceed delta at every eps); never NaN, and never above the pure-DP cap of a plan whose every part
