@@ -20,7 +20,7 @@ best test's threshold is >= 1 (small alpha) and a certified but looser lower end
 from __future__ import annotations
 
 import math
-from typing import Callable
+from typing import Any, Callable
 
 import numpy as np
 import numpy.typing as npt
@@ -53,7 +53,7 @@ Ends = Callable[[np.ndarray], "tuple[np.ndarray, np.ndarray]"]
 
 
 
-def estimate_ends(log_delta: Ends, log_delta_upper: Ends) -> Ends:
+def estimate_ends(log_delta: Callable[[np.ndarray], Any], log_delta_upper: Callable[[np.ndarray], Any]) -> Ends:
     """The ends of a curve whose lower end is its estimate ``log_delta`` (no certificate): lowered by
     _ESTIMATE_MARGIN relative (and 1e-14 of |log delta| where delta < 1e-300, ppk's stated accuracy there)."""
     def ends(e: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
