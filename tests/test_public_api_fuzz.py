@@ -433,8 +433,10 @@ _add("ppk.OverlappingCounts.from_membership", ppk.OverlappingCounts.from_members
 _add("ppk.plot_privacy_curve", _closing_figures(ppk.plot_privacy_curve), queries=_q(), eps=[0.0, 0.5, 1.0], ax=None,
      baseline=True, labels=["q"])
 # ppk.tradeoff: the certified power 1 - beta(alpha) (docs/tradeoff.md); the methods of every curve and the PLD
+# (the histogram and the plan on 20 rows: a probe's search reads their curve at many eps, each a sum over M)
 for _cls, _factory in (("CountingQuery", _q), ("ShuffledRandomizedResponse", _shuffled), ("NoisyQuery", _noisy),
-                       ("HistogramQuery", _histogram), ("TablePlan", _plan), ("OverlappingCounts", _overlapping),
+                       ("HistogramQuery", lambda: _histogram(n=20, known=10)),
+                       ("TablePlan", lambda: _plan(n=20, known=10)), ("OverlappingCounts", _overlapping),
                        ("PrivacyLossDistribution", _gauss_pld)):
     _add(f"ppk.{_cls}.power_bracket", _method(_factory, "power_bracket"), alpha=0.01)
 _add("ppk.tradeoff.power_bracket", tradeoff.power_bracket, obj=_gauss_pld(), alpha=[1e-9, 0.5])
