@@ -277,7 +277,8 @@ class _OrderCurve:
             s = math.sqrt(max(sum(f.count * m[2] for f, m in zip(self.atoms, ms)), 1e-300)) * self.dx
             a = t / self.dx
             g = 0.5 * (float(erfcx(a * s / math.sqrt(2))) - float(erfcx((a + 1) * s / math.sqrt(2))))
-            g = g if g > 0 else 1.0 / (s * math.sqrt(2 * math.pi) * max(a, 1e-300) * (a + 1))
+            # a guess only: the denominator kept off 0 (a loss of variance ~0, q = 1e-20, underflows it)
+            g = g if g > 0 else 1.0 / max(s * math.sqrt(2 * math.pi) * max(a, 1e-300) * (a + 1), 1e-300)
             return mean * self.dx, sum(f.count * m[0] for f, m in zip(self.atoms, ms)) - t * mean + math.log(g)
         eps0, at0 = log_delta_at(0.0)
         if at0 <= log_delta:
