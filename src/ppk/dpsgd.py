@@ -49,15 +49,16 @@ def _common(sampling_rate: object, steps: object, delta: object, interval: objec
 
 
 def _epsilon(sigma: float, q: float, steps: int, delta: float, dx: float, adjacency: str) -> float:
-    """The certified eps, library errors re-worded in this function's parameter names."""
+    """The certified eps, library errors re-worded in this function's parameter names and said for the run."""
     try:
         return _run(sigma, q, steps, dx, adjacency).epsilon(delta)
     except ValueError as exc:
         message = str(exc)
-        for library, ours in (("standard_deviation", "noise_multiplier"), ("sampling_prob", "sampling_rate"),
-                              ("num_times", "steps"), ("times", "steps")):
+        for library, ours in (("standard_deviation", "noise_multiplier"), ("sigma", "noise_multiplier"),
+                              ("sampling_prob", "sampling_rate"), ("num_times", "steps"), ("times", "steps")):
             message = message.replace(library, ours)
-        raise ValueError(message) from None
+        raise ValueError(f"the run at noise_multiplier = {sigma:g}, sampling_rate = {q:g}, steps = {steps}: "
+                         f"{message}") from None
 
 
 def dpsgd_epsilon(*, noise_multiplier: float, sampling_rate: float, steps: int, delta: float,
@@ -120,6 +121,13 @@ def dpsgd_noise_multiplier(*, epsilon: float, delta: float, sampling_rate: float
     target = real("epsilon", epsilon, minimum=0.0, maximum=MAX_EPSILON, min_inclusive=False)
     q, steps, delta, dx, adjacency = _common(sampling_rate, steps, delta, value_discretization_interval, adjacency)
     rtol = real("rtol", rtol, minimum=1e-12, maximum=0.5)
+    # with no noise at all the run reveals only whether the row was ever sampled: delta(0) is that
+    # probability, 1 - (1 - q)^steps, so at a delta above it every noise multiplier, however small, qualifies
+    ever_sampled = -math.expm1(steps * math.log1p(-q)) if q < 1.0 else 1.0
+    if delta >= ever_sampled * (1 + 1e-12):
+        raise ValueError(f"delta = {delta:g} is at least the probability {ever_sampled:.6g} that a row is ever "
+                         f"sampled in {steps} steps at sampling_rate {q:g}: any noise multiplier, however small, "
+                         "meets it (no noise is needed); a smaller delta")
 
     refusals: list[str] = []
 

@@ -11,15 +11,18 @@ the accountant refuses and says what to use instead (:meth:`ppk.CountingQuery.re
 """
 from __future__ import annotations
 
+import contextlib
 import math
+import re
 import sys
-from typing import Any, Hashable, overload
+from typing import Any, Hashable, Iterator, overload
 
+import numpy as np
 import numpy.typing as npt
 
 from .._curve import PrivacyCurve
 from .._typing import FloatArray
-from .._validate import choice, flag, integer, real, text
+from .._validate import choice, flag, integer, real, real_array, text
 from . import _convolution, dp_events
 from .distribution import PrivacyLossDistribution
 
@@ -129,6 +132,9 @@ class Accountant:
 
     def compose(self, event: Any, count: int = 1) -> "Accountant":
         """dp_accounting's name: :meth:`add` ``count`` runs of ``event`` (a ``DpEvent`` or any release)."""
+        if not (type(event).__name__.endswith("DpEvent") or isinstance(event, (PrivacyLossDistribution, PrivacyCurve))):
+            raise TypeError(f"event must be a dp_accounting DpEvent (or a PrivacyLossDistribution or query), got "
+                            f"{type(event).__name__}")
         return self.add(event, times=integer("count", count, minimum=1))
 
     def _add_event(self, event: Any, times: int) -> "Accountant":
@@ -219,10 +225,11 @@ class Accountant:
         ``"remove"`` or ``"add"`` alone."""
         times = integer("times", times, minimum=1)
         sigma = real("sigma", sigma, minimum=0.0, min_inclusive=False)
-        pld = PrivacyLossDistribution.from_gaussian_mechanism(
-            sigma, sensitivity=sensitivity, sampling_prob=sampling_prob, adjacency=adjacency,
-            value_discretization_interval=self.value_discretization_interval,
-            log_mass_truncation_bound=SUBSAMPLED_LOG_TAIL)
+        with _in_our_words("standard_deviation", "sigma"):
+            pld = PrivacyLossDistribution.from_gaussian_mechanism(
+                sigma, sensitivity=sensitivity, sampling_prob=sampling_prob, adjacency=adjacency,
+                value_discretization_interval=self.value_discretization_interval,
+                log_mass_truncation_bound=SUBSAMPLED_LOG_TAIL)
         return self.add(pld, times=times, name=f"subsampled Gaussian(sigma={sigma:g}, q={sampling_prob:g})")
 
     def add_subsampled_laplace(self, *, scale: float, sampling_prob: float, sensitivity: float = 1.0,
@@ -231,9 +238,10 @@ class Accountant:
         :meth:`PrivacyLossDistribution.from_laplace_mechanism` with ``sampling_prob``)."""
         times = integer("times", times, minimum=1)
         scale = real("scale", scale, minimum=0.0, min_inclusive=False)
-        pld = PrivacyLossDistribution.from_laplace_mechanism(
-            scale, sensitivity=sensitivity, sampling_prob=sampling_prob, adjacency=adjacency,
-            value_discretization_interval=self.value_discretization_interval)
+        with _in_our_words("parameter", "scale"):
+            pld = PrivacyLossDistribution.from_laplace_mechanism(
+                scale, sensitivity=sensitivity, sampling_prob=sampling_prob, adjacency=adjacency,
+                value_discretization_interval=self.value_discretization_interval)
         return self.add(pld, times=times, name=f"subsampled Laplace(scale={scale:g}, q={sampling_prob:g})")
 
     def add_randomized_response(self, *, eps0: float | None = None, noise_parameter: float | None = None,
@@ -311,11 +319,22 @@ class Accountant:
 
     def get_epsilon(self, target_delta: float) -> float:
         """dp_accounting's name for :meth:`epsilon`: the certified eps at ``target_delta``."""
-        return self.pld().get_epsilon_for_delta(real("target_delta", target_delta, minimum=0.0, maximum=1.0))
+        return self.pld().get_epsilon_for_delta(real("target_delta", target_delta, minimum=0.0, maximum=1.0,
+                                                     min_inclusive=False))
 
     def get_delta(self, target_epsilon: float) -> float:
         """dp_accounting's name for :meth:`delta` at one eps: the certified upper end at ``target_epsilon``."""
-        return float(self.delta(real("target_epsilon", target_epsilon)))
+        return float(self.delta(real("target_epsilon", target_epsilon, minimum=0.0)))
+
+
+@contextlib.contextmanager
+def _in_our_words(library: str, ours: str) -> Iterator[None]:
+    """A builder's ValueError with dp_accounting's name of a parameter (``standard_deviation``) said in the
+    accountant's (``sigma``)."""
+    try:
+        yield
+    except ValueError as exc:
+        raise ValueError(re.sub(rf"\b{library}\b", ours, str(exc))) from None
 
 
 def _eps_or_epsilon(eps: Any, epsilon: Any) -> Any:
@@ -323,4 +342,7 @@ def _eps_or_epsilon(eps: Any, epsilon: Any) -> Any:
     if (eps is None) == (epsilon is None):
         raise TypeError("give eps (or its alias epsilon), exactly one of them" if eps is None else
                         f"give eps or epsilon, not both (eps={eps!r}, epsilon={epsilon!r})")
-    return eps if epsilon is None else epsilon
+    if epsilon is None:
+        return eps
+    values, scalar = real_array("epsilon", epsilon, minimum=0.0)   # errors in the caller's word
+    return float(values[0]) if scalar else values.reshape(np.shape(epsilon))
