@@ -29,9 +29,10 @@ MIN_SIGMA, MAX_SIGMA = 1e-3, 1e6
 #: The largest target eps: beyond it a guarantee promises nothing, and the runs the search evaluates (small
 #: noise, wide losses) take ~10 s each.  At 50, q = 0.01, 1000 steps, the search takes ~14 s of CPU.
 MAX_EPSILON = 50.0
-#: The coarsest grid: a loss grid wider than 1 reports eps far above the truth (and overflows the bracket's
-#: error terms far beyond it).
-MAX_INTERVAL = 1.0
+#: The grids allowed.  Wider than 1, eps is reported far above the truth (and the bracket's error terms
+#: overflow far beyond it); finer than 1e-6, a step's builder coarsens the grid to its 2^20 buckets anyway
+#: (at q = 0.01, sigma = 1.1 to ~3e-5) after filling them, and the search pays for it at every evaluation.
+MIN_INTERVAL, MAX_INTERVAL = 1e-6, 1.0
 
 
 def _run(noise_multiplier: float, sampling_rate: float, steps: int, interval: float, adjacency: str) -> Accountant:
@@ -44,7 +45,7 @@ def _common(sampling_rate: object, steps: object, delta: object, interval: objec
     return (real("sampling_rate", sampling_rate, minimum=0.0, maximum=1.0, min_inclusive=False),
             integer("steps", steps, minimum=1),
             real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False),
-            real("value_discretization_interval", interval, minimum=0.0, maximum=MAX_INTERVAL, min_inclusive=False),
+            real("value_discretization_interval", interval, minimum=MIN_INTERVAL, maximum=MAX_INTERVAL),
             choice("adjacency", adjacency, ADJACENCIES))
 
 

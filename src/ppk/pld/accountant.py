@@ -225,6 +225,7 @@ class Accountant:
         ``"remove"`` or ``"add"`` alone."""
         times = integer("times", times, minimum=1)
         sigma = real("sigma", sigma, minimum=0.0, min_inclusive=False)
+        sampling_prob = real("sampling_prob", sampling_prob, minimum=0.0, maximum=1.0, min_inclusive=False)
         with _in_our_words("standard_deviation", "sigma"):
             pld = PrivacyLossDistribution.from_gaussian_mechanism(
                 sigma, sensitivity=sensitivity, sampling_prob=sampling_prob, adjacency=adjacency,
@@ -238,6 +239,7 @@ class Accountant:
         :meth:`PrivacyLossDistribution.from_laplace_mechanism` with ``sampling_prob``)."""
         times = integer("times", times, minimum=1)
         scale = real("scale", scale, minimum=0.0, min_inclusive=False)
+        sampling_prob = real("sampling_prob", sampling_prob, minimum=0.0, maximum=1.0, min_inclusive=False)
         with _in_our_words("parameter", "scale"):
             pld = PrivacyLossDistribution.from_laplace_mechanism(
                 scale, sensitivity=sensitivity, sampling_prob=sampling_prob, adjacency=adjacency,
