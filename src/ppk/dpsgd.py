@@ -112,7 +112,7 @@ def dpsgd_noise_multiplier(*, epsilon: float, delta: float, sampling_rate: float
 
     The search (ppk._search: regula falsi safeguarded by bisection) starts from the central limit
     theorem's estimate and evaluates about 6 runs: 2-4 s of CPU at sampling_rate 0.01, 1000 steps, eps 1-1.5
-    and the default grid (10-14 s at eps 8-50, whose runs have wider losses).  ``epsilon`` above 50 is
+    and the default grid (10-30 s at eps 8-50, whose runs have wider losses).  ``epsilon`` above 50 is
     refused (it promises nothing), and so is a target no noise multiplier up to 1e6 certifies.
 
     >>> sigma = dpsgd_noise_multiplier(epsilon=2.0, delta=1e-5, sampling_rate=0.01, steps=100)

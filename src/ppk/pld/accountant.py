@@ -15,7 +15,7 @@ import contextlib
 import math
 import re
 import sys
-from typing import Any, Hashable, Iterator, overload
+from typing import Any, Callable, Hashable, Iterator, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -140,10 +140,10 @@ class Accountant:
     def _add_event(self, event: Any, times: int) -> "Accountant":
         """The mechanisms of a DpEvent tree (ppk.pld.dp_events), each added by its ``add_*`` method; all are
         validated before any is added, so a refused event leaves the plan as it was."""
-        adders = {"gaussian": self.add_gaussian, "laplace": self.add_laplace,
-                  "subsampled_gaussian": self.add_subsampled_gaussian,
-                  "subsampled_laplace": self.add_subsampled_laplace,
-                  "randomized_response": self.add_randomized_response}
+        adders: dict[str, Callable[..., Accountant]] = {
+            "gaussian": self.add_gaussian, "laplace": self.add_laplace,
+            "subsampled_gaussian": self.add_subsampled_gaussian, "subsampled_laplace": self.add_subsampled_laplace,
+            "randomized_response": self.add_randomized_response}
         for leaf in dp_events.leaves(event, times, self.neighboring_relation):
             adders[leaf.kind](**leaf.params, times=leaf.times)
         return self
