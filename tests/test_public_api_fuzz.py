@@ -340,9 +340,9 @@ _add("ppk.Accountant.add_randomized_response", _method(_accountant, "add_randomi
 _add("ppk.Accountant.add_randomized_response (k-ary)", _method(_accountant, "add_randomized_response"),
      noise_parameter=0.5, num_buckets=5, times=2)
 # DP-SGD: few steps on a coarse grid, so that each probe is cheap
-_add("ppk.dpsgd_epsilon", ppk.dpsgd_epsilon, noise_multiplier=2.0, sampling_rate=0.1, steps=5, delta=1e-5,
+_add("ppk.dpsgd_epsilon", _small_budget(ppk.dpsgd_epsilon), noise_multiplier=2.0, sampling_rate=0.1, steps=5, delta=1e-5,
      value_discretization_interval=1e-2, adjacency="add_or_remove")
-_add("ppk.dpsgd_noise_multiplier", ppk.dpsgd_noise_multiplier, epsilon=1.0, delta=1e-5, sampling_rate=0.1, steps=5,
+_add("ppk.dpsgd_noise_multiplier", _small_budget(ppk.dpsgd_noise_multiplier), epsilon=1.0, delta=1e-5, sampling_rate=0.1, steps=5,
      value_discretization_interval=1e-2, rtol=0.05, adjacency="add_or_remove")
 
 

@@ -118,7 +118,9 @@ class _UpperTilt:
                 + _scaled(tl.err2, np.sqrt(self.s_w2[jr].astype(LD)) * LD(1 + self.gamma))
                 + np.where(jr == 0, LD(tl.below) * np.exp(tl.log_z - LD(tl.t) * (e / LD(self.dx) - self.reach)
                                                                    - self.ref), LD(0)))
-        straddle = _scaled(tl.rel * (1 + tl.rel) * (1 + math.exp(self.reach * self.dx)), near)
+        # a grid so coarse that e^{reach dx} overflows: an infinite allowance (sound), not an OverflowError
+        grow = math.exp(self.reach * self.dx) if self.reach * self.dx < 700.0 else math.inf
+        straddle = _scaled(tl.rel * (1 + tl.rel) * (1 + grow), near)
         out = _log_or_minus_inf(base + _scaled(tl.rel, base) + straddle, self.ref)
         return np.where(self.huge[j] | ~np.isfinite(value), LD(0), out)
 

@@ -114,8 +114,8 @@ class Accountant:
         elif isinstance(release, PrivacyCurve):
             key, label = release._rows_key, name or repr(release)
         else:
-            raise TypeError(f"release must be a PrivacyLossDistribution, a query (CountingQuery, NoisyQuery, "
-                            f"HistogramQuery, OverlappingCounts) or a dp_accounting DpEvent, got "
+            raise TypeError(f"release must be a PrivacyLossDistribution, a dp_accounting DpEvent or a query "
+                            f"(CountingQuery, NoisyQuery, HistogramQuery, OverlappingCounts), got "
                             f"{type(release).__name__}; mechanisms: add_gaussian, add_laplace, "
                             "add_subsampled_gaussian, add_subsampled_laplace, add_randomized_response")
         if shared_rows == "plain" and key is not None and (key in self._databases or times > 1):
