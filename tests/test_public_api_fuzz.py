@@ -318,14 +318,32 @@ _add("ppk.PrivacyLossDistribution.from_two_probability_mass_functions", PLD.from
      value_discretization_interval=1e-2, log_mass_truncation_bound=-math.inf, symmetric=True)
 _add("ppk.PrivacyLossDistribution.from_dp_accounting", PLD.from_dp_accounting,
      pld=_gauss_pld().to_dp_accounting())
-_add("ppk.Accountant", ppk.Accountant, value_discretization_interval=1e-2, composition="auto", progress=False)
+_add("ppk.Accountant", ppk.Accountant, value_discretization_interval=1e-2, composition="auto", progress=False,
+     neighboring_relation="add_or_remove_one")
 _add("ppk.Accountant.add", _method(_accountant, "add"), release=_q(n=201, known=0), times=1, name="count",
      shared_rows="refuse")
 _add("ppk.Accountant.add_gaussian", _small_budget(_method(_accountant, "add_gaussian")), sigma=3.0, sensitivity=1.0, times=2)
 _add("ppk.Accountant.add_laplace", _small_budget(_method(_accountant, "add_laplace")), scale=20.0, sensitivity=1.0, times=2)
 _add("ppk.Accountant.delta", _method(_accountant, "delta"), eps=0.5)
 _add("ppk.Accountant.delta_bracket", _method(_accountant, "delta_bracket"), eps=0.5)
+_add("ppk.Accountant.delta (epsilon)", _method(_accountant, "delta"), epsilon=0.5)
+_add("ppk.Accountant.delta_bracket (epsilon)", _method(_accountant, "delta_bracket"), epsilon=0.5)
 _add("ppk.Accountant.epsilon", _method(_accountant, "epsilon"), delta=1e-6)
+_add("ppk.Accountant.get_epsilon", _method(_accountant, "get_epsilon"), target_delta=1e-6)
+_add("ppk.Accountant.get_delta", _method(_accountant, "get_delta"), target_epsilon=0.5)
+_add("ppk.Accountant.compose", _method(_accountant, "compose"), event=_gauss_pld(), count=2)
+_add("ppk.Accountant.add_subsampled_gaussian", _small_budget(_method(_accountant, "add_subsampled_gaussian")),
+     sigma=2.0, sampling_prob=0.1, sensitivity=1.0, times=2, adjacency="add_or_remove")
+_add("ppk.Accountant.add_subsampled_laplace", _small_budget(_method(_accountant, "add_subsampled_laplace")),
+     scale=2.0, sampling_prob=0.1, sensitivity=1.0, times=2, adjacency="add_or_remove")
+_add("ppk.Accountant.add_randomized_response", _method(_accountant, "add_randomized_response"), eps0=1.0, times=2)
+_add("ppk.Accountant.add_randomized_response (k-ary)", _method(_accountant, "add_randomized_response"),
+     noise_parameter=0.5, num_buckets=5, times=2)
+# DP-SGD: few steps on a coarse grid, so that each probe is cheap
+_add("ppk.dpsgd_epsilon", _small_budget(ppk.dpsgd_epsilon), noise_multiplier=2.0, sampling_rate=0.1, steps=5, delta=1e-5,
+     value_discretization_interval=1e-2, adjacency="add_or_remove")
+_add("ppk.dpsgd_noise_multiplier", _small_budget(ppk.dpsgd_noise_multiplier), epsilon=1.0, delta=1e-5, sampling_rate=0.1, steps=5,
+     value_discretization_interval=1e-2, rtol=0.05, adjacency="add_or_remove")
 
 
 # ppk: any natural and added noise
@@ -736,6 +754,13 @@ NOT_PROBED: dict[tuple[str, str], str] = {
     ("ppk.tradeoff.plot_tradeoff", "path"): "an output path",
     ("ppk.tradeoff.write_tradeoff", "path"): "an output path",
     ("ppk.PrivacyLossDistribution", "_atoms"): "private (underscore) parameter",
+    **{(f"ppk.Accountant.{m}", "epsilon"): "the alias of eps: probed in the (epsilon) entry"
+       for m in ("delta", "delta_bracket")},
+    **{(f"ppk.Accountant.{m} (epsilon)", "eps"): "probed in the entry without the variant"
+       for m in ("delta", "delta_bracket")},
+    ("ppk.Accountant.add_randomized_response", "noise_parameter"): "probed in the (k-ary) entry",
+    ("ppk.Accountant.add_randomized_response", "num_buckets"): "probed in the (k-ary) entry",
+    ("ppk.Accountant.add_randomized_response (k-ary)", "eps0"): "probed in the entry without the variant",
     # the other way of calling: its other parameters are probed in the main entry
     **{(f"{name} (data)", p): "probed in the entry without the variant" for name in ("ppk.alg2", "ppk.release")
        for p in _ALG2 if p != "count"},
@@ -752,6 +777,8 @@ INFINITE_OK: dict[tuple[str, str], str] = {
     ("ppk.related.pk.ThresholdCount", "p"): "log_delta of a delta that is 0 (p = 0: no row is ever 1)",
     ("ppk.PrivacyLossDistribution.get_epsilon_for_delta", "delta"): "inf when no eps reaches delta",
     ("ppk.Accountant.epsilon", "delta"): "inf when no eps reaches delta",
+    ("ppk.Accountant.get_epsilon", "target_delta"): "inf when no eps reaches delta",
+    ("ppk.dpsgd_epsilon", "*"): "inf when no eps reaches delta",
     ("ppk.noise.Binomial.log_pmf", "k"): "log of a probability that is 0 (k outside 0..n)",
     ("ppk.baselines.analytic_gaussian_epsilon", "*"): "inf when no eps reaches delta (documented: sigma = 0)",
     **{(f"ppk.noise.{law}.{m}", "x"): "log of a probability that is 0" for law in _ADDED

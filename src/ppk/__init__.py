@@ -30,6 +30,7 @@ if TYPE_CHECKING:   # for type checkers and IDEs; at run time these load on firs
     from .algorithm2 import alg2
     from .calibration import Calibration, calibrate
     from .counting import CountingQuery
+    from .dpsgd import dpsgd_epsilon, dpsgd_noise_multiplier
     from .histogram import HistogramQuery
     from .noisy_query import NoisyQuery
     from .overlapping import ExposureWarning, OverlappingCounts
@@ -49,6 +50,7 @@ _EXPORTS = {
     "PrivacyLossDistribution": "pld", "Accountant": "pld", "plot_privacy_curve": "plotting",
     "InsecureRandomnessWarning": "_random", "ExposureWarning": "overlapping",
     "ShuffledRandomizedResponse": "shuffle", "TablePlan": "table_plan",
+    "dpsgd_epsilon": "dpsgd", "dpsgd_noise_multiplier": "dpsgd",
 }
 
 __all__ = [*_EXPORTS, "noise", "__version__"]

@@ -118,7 +118,9 @@ class _UpperTilt:
                 + _scaled(tl.err2, np.sqrt(self.s_w2[jr].astype(LD)) * LD(1 + self.gamma))
                 + np.where(jr == 0, LD(tl.below) * np.exp(tl.log_z - LD(tl.t) * (e / LD(self.dx) - self.reach)
                                                                    - self.ref), LD(0)))
-        straddle = _scaled(tl.rel * (1 + tl.rel) * (1 + math.exp(self.reach * self.dx)), near)
+        # a grid so coarse that e^{reach dx} overflows: an infinite allowance (sound), not an OverflowError
+        grow = math.exp(self.reach * self.dx) if self.reach * self.dx < 700.0 else math.inf
+        straddle = _scaled(tl.rel * (1 + tl.rel) * (1 + grow), near)
         out = _log_or_minus_inf(base + _scaled(tl.rel, base) + straddle, self.ref)
         return np.where(self.huge[j] | ~np.isfinite(value), LD(0), out)
 
@@ -277,7 +279,8 @@ class _OrderCurve:
             s = math.sqrt(max(sum(f.count * m[2] for f, m in zip(self.atoms, ms)), 1e-300)) * self.dx
             a = t / self.dx
             g = 0.5 * (float(erfcx(a * s / math.sqrt(2))) - float(erfcx((a + 1) * s / math.sqrt(2))))
-            g = g if g > 0 else 1.0 / (s * math.sqrt(2 * math.pi) * max(a, 1e-300) * (a + 1))
+            # a guess only: the denominator kept off 0 (a loss of variance ~0, q = 1e-20, underflows it)
+            g = g if g > 0 else 1.0 / max(s * math.sqrt(2 * math.pi) * max(a, 1e-300) * (a + 1), 1e-300)
             return mean * self.dx, sum(f.count * m[0] for f, m in zip(self.atoms, ms)) - t * mean + math.log(g)
         eps0, at0 = log_delta_at(0.0)
         if at0 <= log_delta:

@@ -11,19 +11,27 @@ the accountant refuses and says what to use instead (:meth:`ppk.CountingQuery.re
 """
 from __future__ import annotations
 
+import contextlib
 import math
+import re
 import sys
-from typing import Any, Hashable, overload
+from typing import Any, Callable, Hashable, Iterator, overload
 
+import numpy as np
 import numpy.typing as npt
 
 from .._curve import PrivacyCurve
 from .._typing import FloatArray
-from .._validate import choice, flag, integer, real, text
-from . import _convolution
+from .._validate import choice, flag, integer, real, real_array, text
+from . import _convolution, dp_events
 from .distribution import PrivacyLossDistribution
 
 __all__ = ["Accountant"]
+
+#: The subsampled mechanisms' tails are cut where they fall below e^this, as ``ppk compose`` does: the mass
+#: cut counts as an infinite loss, so dp_accounting's e^-50 would keep 3000 runs from certifying a delta
+#: below ~1e-19 (docs/dpsgd.md).
+SUBSAMPLED_LOG_TAIL = -800.0
 
 
 class Accountant:
@@ -37,6 +45,10 @@ class Accountant:
         ``"auto"``, ``"exact"`` or ``"fft"`` (see :class:`~ppk.PrivacyLossDistribution`).
     progress : bool
         Print a line to stderr per composition (long plans).
+    neighboring_relation : str
+        What dp_accounting's events (:meth:`add` of a ``DpEvent``) mean by neighbouring datasets:
+        ``"add_or_remove_one"`` (the default, as dp_accounting's) or ``"replace_one"``; dp_accounting's
+        ``NeighborRel`` members are accepted too (docs/dpsgd.md, "DpEvent plans").
 
     Examples
     --------
@@ -47,14 +59,22 @@ class Accountant:
     >>> lower, upper = acc.delta_bracket(1.0)
     >>> print(f"{lower:.6f} <= delta(1.0) <= {upper:.6f}")
     0.031390 <= delta(1.0) <= 0.031390
+
+    A dp_accounting plan (its ``DpEvent`` objects) is added as it is:
+
+    >>> import dp_accounting
+    >>> step = dp_accounting.PoissonSampledDpEvent(0.01, dp_accounting.GaussianDpEvent(1.1))
+    >>> Accountant().add(dp_accounting.SelfComposedDpEvent(step, 1000)).get_epsilon(1e-5)  # doctest: +ELLIPSIS
+    1.51...
     """
 
     def __init__(self, *, value_discretization_interval: float = 1e-4, composition: str = "auto",
-                 progress: bool = False):
+                 progress: bool = False, neighboring_relation: Any = "add_or_remove_one"):
         self.value_discretization_interval = real("value_discretization_interval", value_discretization_interval,
                                                   minimum=0.0, min_inclusive=False)
         self.composition = choice("composition", composition, _convolution.METHODS)
         self.progress = flag("progress", progress)
+        self.neighboring_relation = dp_events.neighboring_relation(neighboring_relation)
         self._plan: list[tuple[str, PrivacyLossDistribution, int]] = []
         self._databases: dict[Hashable, str] = {}
         self._composed: PrivacyLossDistribution | None = None
@@ -68,9 +88,12 @@ class Accountant:
     # -- the plan ------------------------------------------------------------------------------
     def add(self, release: Any, *, times: int = 1, name: str | None = None,
             shared_rows: str = "refuse") -> "Accountant":
-        """Add ``times`` independent runs of a release: a PrivacyLossDistribution or any query (CountingQuery,
+        """Add ``times`` independent runs of a release: a PrivacyLossDistribution, any query (CountingQuery,
         NoisyQuery, HistogramQuery, OverlappingCounts), whose PLD is
-        :meth:`PrivacyLossDistribution.from_curve` on the plan's grid.
+        :meth:`PrivacyLossDistribution.from_curve` on the plan's grid, or a dp_accounting ``DpEvent``
+        (Gaussian, Laplace, RandomizedResponse, PoissonSampled, SelfComposed, Composed, NoOp; any other
+        refused by name), each of its mechanisms built as by :meth:`add_gaussian`,
+        :meth:`add_subsampled_gaussian`, ... under :attr:`neighboring_relation` (docs/dpsgd.md).
 
         A release over unknown rows already in the plan (a count of the same ``n``, ``known``, ``p``; a
         NoisyQuery of the same natural law; ...) shares them, so the two are not independent.
@@ -83,14 +106,18 @@ class Accountant:
         shared_rows = choice("shared_rows", shared_rows, ("refuse", "plain"))
         if name is not None:
             name = text("name", name)
+        if type(release).__name__.endswith("DpEvent") and not isinstance(release, (PrivacyLossDistribution,
+                                                                                  PrivacyCurve)):
+            return self._add_event(release, times)
         if isinstance(release, PrivacyLossDistribution):
             key, label = release._shared_noise_key, name or f"PLD #{len(self._plan) + 1}"
         elif isinstance(release, PrivacyCurve):
             key, label = release._rows_key, name or repr(release)
         else:
-            raise TypeError(f"release must be a PrivacyLossDistribution or a query (CountingQuery, NoisyQuery, "
-                            f"HistogramQuery, OverlappingCounts), got {type(release).__name__}; Gaussian and "
-                            "Laplace mechanisms: add_gaussian, add_laplace")
+            raise TypeError(f"release must be a PrivacyLossDistribution, a dp_accounting DpEvent or a query "
+                            f"(CountingQuery, NoisyQuery, HistogramQuery, OverlappingCounts), got "
+                            f"{type(release).__name__}; mechanisms: add_gaussian, add_laplace, "
+                            "add_subsampled_gaussian, add_subsampled_laplace, add_randomized_response")
         if shared_rows == "plain" and key is not None and (key in self._databases or times > 1):
             release, key = self._without_natural_noise(release, key, label)
         self._check_rows(key, release, times)
@@ -101,6 +128,24 @@ class Accountant:
         self._plan.append((label, pld.with_composition(self.composition), times))
         self._sources.append((key, release))
         self._composed = None
+        return self
+
+    def compose(self, event: Any, count: int = 1) -> "Accountant":
+        """dp_accounting's name: :meth:`add` ``count`` runs of ``event`` (a ``DpEvent`` or any release)."""
+        if not (type(event).__name__.endswith("DpEvent") or isinstance(event, (PrivacyLossDistribution, PrivacyCurve))):
+            raise TypeError(f"event must be a dp_accounting DpEvent (or a PrivacyLossDistribution or query), got "
+                            f"{type(event).__name__}")
+        return self.add(event, times=integer("count", count, minimum=1))
+
+    def _add_event(self, event: Any, times: int) -> "Accountant":
+        """The mechanisms of a DpEvent tree (ppk.pld.dp_events), each added by its ``add_*`` method; all are
+        validated before any is added, so a refused event leaves the plan as it was."""
+        adders: dict[str, Callable[..., Accountant]] = {
+            "gaussian": self.add_gaussian, "laplace": self.add_laplace,
+            "subsampled_gaussian": self.add_subsampled_gaussian, "subsampled_laplace": self.add_subsampled_laplace,
+            "randomized_response": self.add_randomized_response}
+        for leaf in dp_events.leaves(event, times, self.neighboring_relation):
+            adders[leaf.kind](**leaf.params, times=leaf.times)
         return self
 
     def _without_natural_noise(self, release: Any, key: Hashable, label: str) -> tuple[Any, None]:
@@ -171,6 +216,60 @@ class Accountant:
                                                    value_discretization_interval=self.value_discretization_interval)
         return self.add(pld, times=times, name=f"Laplace(scale={scale:g}, sensitivity={sensitivity:g})")
 
+    def add_subsampled_gaussian(self, *, sigma: float, sampling_prob: float, sensitivity: float = 1.0,
+                                times: int = 1, adjacency: str = "add_or_remove") -> "Accountant":
+        """Add ``times`` runs of the Poisson-subsampled Gaussian mechanism (each row in with probability
+        ``sampling_prob``; one DP-SGD step at noise multiplier ``sigma / sensitivity``): the builder
+        :meth:`PrivacyLossDistribution.from_gaussian_mechanism` with ``sampling_prob``, as ``ppk compose
+        --subsampled-gaussian``.  ``adjacency``: ``"add_or_remove"`` (the larger of both orders),
+        ``"remove"`` or ``"add"`` alone."""
+        times = integer("times", times, minimum=1)
+        sigma = real("sigma", sigma, minimum=0.0, min_inclusive=False)
+        sampling_prob = real("sampling_prob", sampling_prob, minimum=0.0, maximum=1.0, min_inclusive=False)
+        with _in_our_words("standard_deviation", "sigma"):
+            pld = PrivacyLossDistribution.from_gaussian_mechanism(
+                sigma, sensitivity=sensitivity, sampling_prob=sampling_prob, adjacency=adjacency,
+                value_discretization_interval=self.value_discretization_interval,
+                log_mass_truncation_bound=SUBSAMPLED_LOG_TAIL)
+        return self.add(pld, times=times, name=f"subsampled Gaussian(sigma={sigma:g}, q={sampling_prob:g})")
+
+    def add_subsampled_laplace(self, *, scale: float, sampling_prob: float, sensitivity: float = 1.0,
+                               times: int = 1, adjacency: str = "add_or_remove") -> "Accountant":
+        """Add ``times`` runs of the Poisson-subsampled Laplace mechanism (as :meth:`add_subsampled_gaussian`;
+        :meth:`PrivacyLossDistribution.from_laplace_mechanism` with ``sampling_prob``)."""
+        times = integer("times", times, minimum=1)
+        scale = real("scale", scale, minimum=0.0, min_inclusive=False)
+        sampling_prob = real("sampling_prob", sampling_prob, minimum=0.0, maximum=1.0, min_inclusive=False)
+        with _in_our_words("parameter", "scale"):
+            pld = PrivacyLossDistribution.from_laplace_mechanism(
+                scale, sensitivity=sensitivity, sampling_prob=sampling_prob, adjacency=adjacency,
+                value_discretization_interval=self.value_discretization_interval)
+        return self.add(pld, times=times, name=f"subsampled Laplace(scale={scale:g}, q={sampling_prob:g})")
+
+    def add_randomized_response(self, *, eps0: float | None = None, noise_parameter: float | None = None,
+                                num_buckets: int = 2, times: int = 1) -> "Accountant":
+        """Add ``times`` runs of randomized response, one respondent's value replaced by another, given by
+        either its local ``eps0`` (two outcomes: the truth with probability e^eps0 / (1 + e^eps0), as
+        ``ppk compose --randomized-response``) or dp_accounting's ``noise_parameter`` p and ``num_buckets`` k
+        (the value kept with probability 1 - p, else a uniform one of k buckets).  Both are exact pmfs
+        (:meth:`PrivacyLossDistribution.from_pmfs`); p = 0 (no noise) is refused."""
+        times = integer("times", times, minimum=1)
+        if (eps0 is None) == (noise_parameter is None):
+            raise ValueError("give either eps0 (two-outcome randomized response) or noise_parameter and "
+                             "num_buckets (dp_accounting's k-ary one), not both or neither")
+        if eps0 is not None:
+            from ..cli._compose import randomized_response_pmfs   # the CLI's pair: one definition
+            eps0 = real("eps0", eps0, minimum=0.0)
+            p, q = randomized_response_pmfs(eps0)
+            name = f"randomized response(eps0={eps0:g})"
+        else:
+            noise = real("noise_parameter", noise_parameter, minimum=0.0, maximum=1.0, min_inclusive=False)
+            k = integer("num_buckets", num_buckets, minimum=1)
+            p, q = dp_events.randomized_response_pmfs(noise, k) if k > 1 else ([1.0], [1.0])
+            name = f"randomized response(noise_parameter={noise:g}, num_buckets={k})"
+        pld = PrivacyLossDistribution.from_pmfs(p, q, value_discretization_interval=self.value_discretization_interval)
+        return self.add(pld, times=times, name=name)
+
     # -- the composed curve ------------------------------------------------------------------------
     def pld(self) -> PrivacyLossDistribution:
         """The composed privacy loss distribution of the whole plan (computed once)."""
@@ -192,19 +291,60 @@ class Accountant:
     def delta_bracket(self, eps: float) -> tuple[float, float]: ...
     @overload
     def delta_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray]: ...
-    def delta_bracket(self, eps: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
-        """(lower, upper) on the plan's delta(eps): certified, vectorised over eps."""
-        return self.pld().delta_bracket(eps)
+    @overload
+    def delta_bracket(self, *, epsilon: float) -> tuple[float, float]: ...
+    @overload
+    def delta_bracket(self, *, epsilon: npt.ArrayLike) -> tuple[FloatArray, FloatArray]: ...
+    def delta_bracket(self, eps: npt.ArrayLike | None = None, *, epsilon: npt.ArrayLike | None = None
+                      ) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
+        """(lower, upper) on the plan's delta(eps): certified, vectorised over eps (``epsilon=``: the same,
+        under dp_accounting's word)."""
+        return self.pld().delta_bracket(_eps_or_epsilon(eps, epsilon))
 
     @overload
     def delta(self, eps: float) -> float: ...
     @overload
     def delta(self, eps: npt.ArrayLike) -> FloatArray: ...
-    def delta(self, eps: npt.ArrayLike) -> float | FloatArray:
-        """The plan's delta(eps), reported as the certified upper end."""
-        lo, hi = self.delta_bracket(eps)
+    @overload
+    def delta(self, *, epsilon: float) -> float: ...
+    @overload
+    def delta(self, *, epsilon: npt.ArrayLike) -> FloatArray: ...
+    def delta(self, eps: npt.ArrayLike | None = None, *, epsilon: npt.ArrayLike | None = None
+              ) -> float | FloatArray:
+        """The plan's delta(eps), reported as the certified upper end (``epsilon=``: the same)."""
+        lo, hi = self.delta_bracket(_eps_or_epsilon(eps, epsilon))
         return hi
 
     def epsilon(self, delta: float) -> float:
         """The smallest eps whose certified delta is <= ``delta`` (rounded up)."""
         return self.pld().get_epsilon_for_delta(delta)
+
+    def get_epsilon(self, target_delta: float) -> float:
+        """dp_accounting's name for :meth:`epsilon`: the certified eps at ``target_delta``."""
+        return self.pld().get_epsilon_for_delta(real("target_delta", target_delta, minimum=0.0, maximum=1.0,
+                                                     min_inclusive=False))
+
+    def get_delta(self, target_epsilon: float) -> float:
+        """dp_accounting's name for :meth:`delta` at one eps: the certified upper end at ``target_epsilon``."""
+        return float(self.delta(real("target_epsilon", target_epsilon, minimum=0.0)))
+
+
+@contextlib.contextmanager
+def _in_our_words(library: str, ours: str) -> Iterator[None]:
+    """A builder's ValueError with dp_accounting's name of a parameter (``standard_deviation``) said in the
+    accountant's (``sigma``)."""
+    try:
+        yield
+    except ValueError as exc:
+        raise ValueError(re.sub(rf"\b{library}\b", ours, str(exc))) from None
+
+
+def _eps_or_epsilon(eps: Any, epsilon: Any) -> Any:
+    """``eps``, or dp_accounting's ``epsilon=`` for it; exactly one of the two."""
+    if (eps is None) == (epsilon is None):
+        raise TypeError("give eps (or its alias epsilon), exactly one of them" if eps is None else
+                        f"give eps or epsilon, not both (eps={eps!r}, epsilon={epsilon!r})")
+    if epsilon is None:
+        return eps
+    values, scalar = real_array("epsilon", epsilon, minimum=0.0)   # errors in the caller's word
+    return float(values[0]) if scalar else values.reshape(np.shape(epsilon))
