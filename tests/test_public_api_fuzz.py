@@ -331,6 +331,7 @@ _add("ppk.Accountant.delta_bracket (epsilon)", _method(_accountant, "delta_brack
 _add("ppk.Accountant.epsilon", _method(_accountant, "epsilon"), delta=1e-6)
 _add("ppk.Accountant.get_epsilon", _method(_accountant, "get_epsilon"), target_delta=1e-6)
 _add("ppk.Accountant.get_delta", _method(_accountant, "get_delta"), target_epsilon=0.5)
+_add("ppk.Accountant.power_bracket", _method(_accountant, "power_bracket"), alpha=0.01)
 _add("ppk.Accountant.compose", _method(_accountant, "compose"), event=_gauss_pld(), count=2)
 _add("ppk.Accountant.add_subsampled_gaussian", _small_budget(_method(_accountant, "add_subsampled_gaussian")),
      sigma=2.0, sampling_prob=0.1, sensitivity=1.0, times=2, adjacency="add_or_remove")

@@ -328,6 +328,11 @@ class Accountant:
         """dp_accounting's name for :meth:`delta` at one eps: the certified upper end at ``target_epsilon``."""
         return float(self.delta(real("target_epsilon", target_epsilon, minimum=0.0)))
 
+    def power_bracket(self, alpha: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
+        """Certified ``(lower, upper)`` on the best attack's power 1 - beta(alpha) at false-positive rate alpha
+        (vectorised), of the composed plan: :func:`ppk.tradeoff.power_bracket`, docs/tradeoff.md."""
+        return self.pld().power_bracket(alpha)
+
 
 @contextlib.contextmanager
 def _in_our_words(library: str, ours: str) -> Iterator[None]:
