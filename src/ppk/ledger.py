@@ -172,6 +172,7 @@ def _plain_composition(entries: Sequence[dict], *, eps: float, delta: float) -> 
     from . import noise
     from .noisy_query import NoisyQuery
     from .pld import Accountant, PrivacyLossDistribution
+    from .pld.mechanisms import randomized_response_pmfs
 
     method = ("the releases' added noise composed against an attacker who knows every other row (plain DP: natural "
               "noise is not credited across releases of shared rows)")
@@ -188,9 +189,8 @@ def _plain_composition(entries: Sequence[dict], *, eps: float, delta: float) -> 
             elif kind == "pure":
                 # an eps0-DP count estimate by the discrete Laplace: its loss takes the two values +-eps0, with
                 # the masses of randomized response (docs/ledger.md)
-                a = math.exp(-float(m["eps"]))
-                p = [1.0 / (1.0 + a), a / (1.0 + a)]
-                acc = acc.add(PrivacyLossDistribution.from_pmfs(p, p[::-1], value_discretization_interval=_INTERVAL))
+                p, q = randomized_response_pmfs(float(m["eps"]))
+                acc = acc.add(PrivacyLossDistribution.from_pmfs(p, q, value_discretization_interval=_INTERVAL))
             else:
                 law = noise.DiscreteGaussian(float(m["sigma"])) if kind == "discrete_gaussian" else \
                     noise.DiscreteLaplace(float(m["scale"]))

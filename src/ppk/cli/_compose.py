@@ -11,6 +11,7 @@ from fractions import Fraction
 from typing import Any, NamedTuple
 
 from ..pld import PrivacyLossDistribution as PLD
+from ..pld.mechanisms import randomized_response_pmfs
 from ..records import guarantee, make_record
 from ._args import add_command, add_json_flag, whole
 from ._emit import print_json, print_record, print_table
@@ -91,14 +92,6 @@ def _in_cli_terms(message: str) -> str:
     for name, flag in _LIBRARY_NAMES.items():
         message = message.replace(name, flag)
     return message
-
-
-def randomized_response_pmfs(eps0: float) -> tuple[list[float], list[float]]:
-    """Randomized response with local eps0: P = [e^eps0, 1] / (1 + e^eps0) against Q = P reversed (written
-    with e^-eps0 so a large eps0 does not overflow)."""
-    e = math.exp(-eps0)
-    p = [1.0 / (1.0 + e), e / (1.0 + e)]
-    return p, p[::-1]
 
 
 #: The subsampled Gaussian's tails are cut where they fall below e^this (the API's default is dp_accounting's

@@ -23,7 +23,7 @@ import numpy.typing as npt
 from .._curve import PrivacyCurve
 from .._typing import FloatArray
 from .._validate import choice, flag, integer, real, real_array, text
-from . import _convolution, dp_events
+from . import _convolution, dp_events, mechanisms
 from .distribution import PrivacyLossDistribution
 
 __all__ = ["Accountant"]
@@ -258,9 +258,8 @@ class Accountant:
             raise ValueError("give either eps0 (two-outcome randomized response) or noise_parameter and "
                              "num_buckets (dp_accounting's k-ary one), not both or neither")
         if eps0 is not None:
-            from ..cli._compose import randomized_response_pmfs   # the CLI's pair: one definition
             eps0 = real("eps0", eps0, minimum=0.0)
-            p, q = randomized_response_pmfs(eps0)
+            p, q = mechanisms.randomized_response_pmfs(eps0)
             name = f"randomized response(eps0={eps0:g})"
         else:
             noise = real("noise_parameter", noise_parameter, minimum=0.0, maximum=1.0, min_inclusive=False)

@@ -26,6 +26,15 @@ T = TypeVar("T")
 #: Nothing here is public on its own: PrivacyLossDistribution's methods are the API these implement.
 __all__: list[str] = []
 
+def randomized_response_pmfs(eps0: float) -> tuple[list[float], list[float]]:
+    """Randomized response with local eps0: P = [e^eps0, 1] / (1 + e^eps0) against Q = P reversed (written with
+    e^-eps0 so a large eps0 does not overflow).  Its loss takes the two values +-eps0, so it is also the exact
+    pair of an eps0-DP discrete Laplace count (docs/ledger.md)."""
+    e = math.exp(-eps0)
+    p = [1.0 / (1.0 + e), e / (1.0 + e)]
+    return p, p[::-1]
+
+
 def fitting_interval(dx: float, span: float, extra: int, max_buckets: int, what: str) -> float:
     """The smallest dx * 2^j whose grid covers a loss range of length ``span`` in at most ``max_buckets``
     points (``span / interval + extra`` of them).  Builders use it instead of building more buckets and
