@@ -56,7 +56,7 @@ GRIDS: dict[str, dict[str, Any]] = {
 #: What ``ppk evaluate`` took on each grid, with its figures (seconds of wall time, one run of ``time ppk evaluate``
 #: on a 2-core x86-64 VM): the one source of the timings the command's help and the README state
 #: (tests/test_readme.py checks the README against it; bench/benchmarks/bench_evaluate.py times it).
-MEASURED_SECONDS = {"quick": 13.5, "thesis": 81.0}
+MEASURED_SECONDS = {"quick": 7.4, "thesis": 46.0}
 
 #: Most worker processes a sweep starts.
 MAX_JOBS = 1024
