@@ -412,3 +412,22 @@ def test_the_timing_command_gives_the_reports_verdict(monkeypatch, capsys):
     assert out["detected"] is True and out["record"]["warnings"][0].startswith("DEPENDENCE DETECTED")
     assert main(["samplers", "timing", "--scale", "1000"]) == 0
     assert "DEPENDENCE DETECTED" in capsys.readouterr().out
+
+
+def test_fixed_point_products_and_splits_are_exact_with_padded_operands():
+    # the constant-work forms (operands padded to a fixed length, docs/samplers.md) must stay exact identities:
+    # floor(a b / 2**prec) for either sign at the range's ends, and e^-g's split g = n ln 2 + r
+    import random
+
+    from ppk._fixedpoint import _mul_shift, fixed_exp
+    rng = random.Random(5)
+    for _ in range(2000):
+        prec, a_bits, b_bits = rng.randint(8, 260), rng.randint(1, 5), rng.randint(1, 5)
+        top_a, top_b = 2 ** (prec + a_bits - 1) - 1, 2 ** (prec + b_bits - 1) - 1
+        a = rng.choice([rng.randint(-top_a, top_a), top_a, -top_a, 0, 1, -1])
+        b = rng.choice([rng.randint(-top_b, top_b), top_b, -top_b, 0, 1, -1])
+        assert _mul_shift(a, b, prec, a_bits, b_bits) == (a * b) >> prec
+    e = fixed_exp(200)
+    for g in (0, 1, e.ln2 - 1, e.ln2, 12345678901234567890, e.gmax - 1, e.gmax, 3 * e.gmax):
+        mantissa, n = e.split(g)
+        assert n == min(g, e.gmax) // e.ln2

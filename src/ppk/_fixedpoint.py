@@ -40,8 +40,11 @@ def _mul_shift(a: int, b: int, prec: int, a_bits: int, b_bits: int) -> int:
     2**prec, so the identity below is exact.
     """
     big_a, big_b = 3 << (prec + a_bits - 1), 3 << (prec + b_bits - 1)
-    return ((((a + big_a) * (b + big_b)) >> prec) - ((3 * a) << (b_bits - 1)) - ((3 * b) << (a_bits - 1))
-            - (9 << (prec + a_bits + b_bits - 2)))
+    a_pad, b_pad = a + big_a, b + big_b
+    # the corrections 3a 2**(b_bits-1) and 3b 2**(a_bits-1) formed from the padded factors too, whose lengths do
+    # not depend on a or b: 3a 2**k = 3 (a + A) 2**k - 3 A 2**k, and likewise for b
+    return (((a_pad * b_pad) >> prec) - ((3 * a_pad) << (b_bits - 1)) - ((3 * b_pad) << (a_bits - 1))
+            + (9 << (prec + a_bits + b_bits - 2)))
 
 
 def _terms_needed(prec: int, step_log2: float, factorial_power: float) -> int:
@@ -69,11 +72,15 @@ class FixedExp:
             # e^{-r} = sum (-r)^n / n!: signed coefficients, highest degree first
             self.coeffs = tuple(_to_fixed((-1) ** n / mp.factorial(n), prec) for n in range(terms, -1, -1))
         self.gmax = (prec + 8) * self.ln2               # e^{-gmax} < 2**-(prec + 8): clamped there
+        self.pad_n = 1 << (prec + 16).bit_length() + 1  # pad = pad_n ln 2 > 2 gmax: g + pad has a fixed length
+        self.pad = self.pad_n * self.ln2
 
     def split(self, g_fixed: int) -> tuple[int, int]:
         """(m, n) with e^{-g} ~ m 2**-prec 2**-n, 2**(prec-1) < m <= 2**prec: full relative precision."""
         g = min(g_fixed, self.gmax)
-        n = g // self.ln2                               # g = n ln 2 + r, 0 <= r < ln 2
+        # g = n ln 2 + r, 0 <= r < ln 2; divided with a fixed multiple of ln 2 added, so that the dividend's
+        # length (and the division's work) does not depend on g
+        n = (g + self.pad) // self.ln2 - self.pad_n
         r = g - n * self.ln2
         s = 0
         for c in self.coeffs:                           # partial sums stay below 2 in magnitude
