@@ -203,3 +203,12 @@ def test_a_plan_that_would_take_minutes_is_refused_with_its_estimate():
     with pytest.raises(ValueError, match=r"s per tilt and \d+ s per eps searched"):
         one.self_compose(10**9)
     one.self_compose(10**6)     # a window of ~2^21 points is evaluated as before
+
+
+def test_an_eps_inside_a_clamped_tilt_reads_the_next_tilt_too():
+    # Laplace b 2 x3: the tilt nearest eps 1.2 is clamped at the support's end (all three at +0.5) and steep
+    # there; its upper end read 1.0 at eps 1.2 and 0.345 at 1.25 between tight neighbours
+    from ppk import Accountant
+    acc = Accountant(value_discretization_interval=1e-3).add_laplace(scale=2.0, times=3)
+    lower, upper = acc.delta_bracket(np.array([1.15, 1.2, 1.25, 1.3]))
+    assert np.all(upper <= lower * 1.01)

@@ -232,10 +232,16 @@ class _OrderCurve:
         return self._buckets
 
     @staticmethod
-    def _target(factors: list[_tilted.Factor], index: float) -> float:
-        """``index`` kept within the composed support (beyond it no tilt helps: the masses there are 0)."""
+    def _support(factors: list[_tilted.Factor]) -> tuple[float, float]:
+        """The composed support's first and last grid index."""
         lo = sum(f.count * float(f.j64[0]) for f in factors if f.j64.size)
         hi = sum(f.count * float(f.j64[-1]) for f in factors if f.j64.size)
+        return lo, hi
+
+    @classmethod
+    def _target(cls, factors: list[_tilted.Factor], index: float) -> float:
+        """``index`` kept within the composed support (beyond it no tilt helps: the masses there are 0)."""
+        lo, hi = cls._support(factors)
         return min(max(index, lo), hi)
 
     def _upper_tilt(self, key: int) -> _UpperTilt:
@@ -301,6 +307,16 @@ class _OrderCurve:
 
     def log_upper(self, eps: npt.NDArray[np.float64]) -> npt.NDArray[np.longdouble]:
         vals = self._by_tilt(eps, 0.0, self._upper_tilt, lambda t, e: t.log_upper(e))
+        # a tilt whose centre the support's end clamped is steep there (the saddle runs to t_max), and an eps
+        # a few hundred steps inside reads it with its errors multiplied by e^{t * steps}: a Laplace x 3 read
+        # delta(1.2) = 1 off the tilt at the all-at-the-edge atom.  Such eps also read the next tilt inwards;
+        # both ends are certified, so the smaller stands (and the same eps always reads the same two tilts)
+        keys = np.rint((eps / self.dx) / self.quantum).astype(np.int64)
+        lo, hi = self._support(self.atoms)
+        inward = np.where(keys * self.quantum > hi, keys - 1, np.where(keys * self.quantum < lo, keys + 1, keys))
+        for key in np.unique(inward[inward != keys]):
+            mine = (inward == key) & (inward != keys)
+            vals[mine] = np.minimum(vals[mine], self._upper_tilt(int(key)).log_upper(eps[mine]))
         return _lse(vals, self.log_inf_up)
 
     def log_lower(self, eps: npt.NDArray[np.float64]) -> npt.NDArray[np.longdouble]:
