@@ -177,7 +177,8 @@ class Accountant:
         if key is None:
             return
         remedy = ("Use CountingQuery.repeat(k) for k releases of one count, ppk.OverlappingCounts for counts over "
-                  "overlapping groups, ppk.HistogramQuery for a histogram; add(..., shared_rows='plain') to account "
+                  "overlapping groups, ppk.HistogramQuery for a histogram, ppk.TablePlan for several counts, histograms "
+                  "and cross-tabs of one table at once (docs/table-plans.md); add(..., shared_rows='plain') to account "
                   "every release over these rows at its added noise alone (sound, without the natural noise); or, if "
                   "the releases use disjoint unknown rows, compose their PLDs with independent=True and add the result.")
         if key in self._databases:
