@@ -204,10 +204,11 @@ class TablePlan(BracketedCurve):
         return cls(n=n, known=known, probs=probs, counts=counts, rtol=rtol)
 
     def __repr__(self) -> str:
-        counts = [(tuple(sorted((self.categories[i] for i in s), key=repr)), sigma)
-                  for s, sigma in zip(self.count_sets, self.sigmas)]
-        probs = dict(zip(self.categories, self.probs))
-        return f"TablePlan(n={self.n}, known={self.known}, probs={probs!r}, counts={counts!r})"
+        # short enough for a plot's legend and the accountant's names; the parts are the attributes
+        lo, hi = min(self.sigmas), max(self.sigmas)
+        noise = f"sigma={lo:g}" if lo == hi else f"sigma={lo:g}..{hi:g}"
+        return (f"TablePlan(n={self.n}, known={self.known}, {len(self.categories)} categories, "
+                f"{len(self.sigmas)} counts, {noise})")
 
     @property
     def n_unknown(self) -> int:
