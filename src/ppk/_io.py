@@ -70,16 +70,26 @@ def new_commitment_key() -> bytes:
     return secrets.token_bytes(_KEY_BYTES)
 
 
-def file_commitment(path: str, key: bytes) -> str:
-    """HMAC-SHA256 of the whole file under ``key``, hex: what a reviewer given the key recomputes."""
-    mac = hmac.new(key, digestmod=hashlib.sha256)
+def _digest_file(path: str, digest):
+    """``digest`` (a hashlib or hmac object) fed the whole file, read in 1 MiB chunks."""
     try:
         with open(path, "rb") as fh:
             while chunk := fh.read(1 << 20):
-                mac.update(chunk)
+                digest.update(chunk)
     except OSError as exc:
         raise ValueError(f"{path}: {exc.strerror}") from None
-    return mac.hexdigest()
+    return digest
+
+
+def file_commitment(path: str, key: bytes) -> str:
+    """HMAC-SHA256 of the whole file under ``key``, hex: what a reviewer given the key recomputes."""
+    return _digest_file(path, hmac.new(key, digestmod=hashlib.sha256)).hexdigest()
+
+
+def file_sha256(path: str) -> str:
+    """The plain SHA-256 of the whole file, hex: for the steward's private ledger only (docs/ledger.md), never for
+    a published record, where it would give a hidden row away (docs/release-security.md)."""
+    return _digest_file(path, hashlib.sha256()).hexdigest()
 
 
 def write_private_key(path: str, key: bytes) -> None:

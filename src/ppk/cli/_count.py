@@ -20,6 +20,7 @@ from ._args import (add_command, add_json_flag, add_query_args, add_seed_args, c
 from ._emit import exp_rounded_up, fmt_from_log, fmt_number, print_json, print_ledger, print_record, print_table
 from ._ledger import add_ledger_args, gaussian_mechanisms, open_ledger, print_total, settle
 from ._ledger import entry as ledger_entry
+from ._ledger import source as ledger_source
 from ._records import add_commitment_arg, add_large_eps_flag, committed_release, file_input, stated_warning
 
 
@@ -155,13 +156,13 @@ def _run_release(args: argparse.Namespace) -> int:
     if ledger is not None:
         cal = out.calibration
         estimate = [dict(kind="pure", eps=cal.eps_estimate)]
-        settle(ledger, ledger_entry(command="release", path=args.csv, column=args.column, rows=read.rows,
-                                    record=public["record"], statistics="count of 1s",
+        read_from = ledger_source(args.csv, args.column, read.rows)
+        settle(ledger, ledger_entry(command="release", input=read_from, guarantee=public["record"]["guarantee"],
+                                    statistics="count of 1s",
                                     mechanisms=estimate + gaussian_mechanisms(cal.sigma, 1.0, law=cal.law)),
                public, refused_entry=ledger_entry(command="release (refused by the ledger: its estimate only)",
-                                                  path=args.csv, column=args.column, rows=read.rows,
-                                                  record=dict(guarantee=dict(eps=cal.eps_estimate, delta=0.0,
-                                                                             delta_sampler=0.0)),
+                                                  input=read_from,
+                                                  guarantee=dict(eps=cal.eps_estimate, delta=0.0, delta_sampler=0.0),
                                                   statistics="the count estimate of Algorithm 2",
                                                   mechanisms=estimate))
     if args.json:

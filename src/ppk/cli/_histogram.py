@@ -17,6 +17,7 @@ from ._args import add_command, add_json_flag, add_seed_args, call_seeded, open_
 from ._emit import NOT_PRIVATE, exp_rounded_up, fmt_from_log, fmt_number, print_json, print_record, print_table
 from ._ledger import add_ledger_args, gaussian_mechanisms, open_ledger, print_total, settle
 from ._ledger import entry as ledger_entry
+from ._ledger import source as ledger_source
 from ._records import add_commitment_arg, add_large_eps_flag, committed_release, file_input, stated_warning
 
 
@@ -189,10 +190,12 @@ def _release(args: argparse.Namespace) -> int:
     cal = out.calibration
     public = out.public(categories=categories, input=file_input(read, args.column))
     public["belief"] = belief
-    # plain DP of the histogram: one row moves between two bins, L2 sensitivity sqrt 2
-    settle(ledger, ledger_entry(command="histogram", path=args.csv, column=args.column, rows=read.rows,
-                                record=public["record"], statistics=f"histogram of {len(categories)} categories",
-                                mechanisms=gaussian_mechanisms(cal.scale, math.sqrt(2.0))), public)
+    if ledger is not None:
+        # plain DP of the histogram: one row moves between two bins, L2 sensitivity sqrt 2
+        settle(ledger, ledger_entry(command="histogram", input=ledger_source(args.csv, args.column, read.rows),
+                                    guarantee=public["record"]["guarantee"],
+                                    statistics=f"histogram of {len(categories)} categories",
+                                    mechanisms=gaussian_mechanisms(cal.scale, math.sqrt(2.0))), public)
     if args.json:
         print_json(public)
         return 0

@@ -8,10 +8,10 @@ estimate's eps/2 (the refusal is a function of it), and the count itself is neve
 from __future__ import annotations
 
 import argparse
-import hashlib
 import math
 from typing import Any
 
+from .._io import file_sha256
 from ..ledger import Ledger, LedgerRefusal
 from ..records import utc_now
 
@@ -50,26 +50,23 @@ def open_ledger(args: argparse.Namespace) -> Ledger | None:
             from None
 
 
-def entry(*, command: str, path: str, column: str | None, rows: int, record: dict,
-          mechanisms: list[dict], statistics: Any) -> dict:
-    """A ledger entry of a release whose record is ``record``: the time, the input (its SHA-256: the ledger is
-    private), what was released, the noise as mechanisms, and the guarantee's (eps, delta) and samplers' term."""
-    g = record["guarantee"]
-    sha = hashlib.sha256()
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            sha.update(chunk)
-    return dict(time=utc_now(), command=command, input=dict(file=path, sha256=sha.hexdigest(), column=column,
-                                                           rows=rows),
-                statistics=statistics, eps=float(g["eps"]), delta=float(g["delta"]),
-                delta_sampler=float(g["delta_sampler"]), mechanisms=mechanisms)
+def source(path: str, column: str | None, rows: int) -> dict:
+    """The ledger's ``input`` of a release from ``path``: its SHA-256 (the ledger is private), column and rows.
+    Built once per release, and only when there is a ledger: it reads the file again."""
+    return dict(file=path, sha256=file_sha256(path), column=column, rows=rows)
 
 
-def settle(ledger: Ledger | None, new: dict, public: dict, *, refused_entry: dict | None = None) -> None:
+def entry(*, command: str, input: dict, guarantee: dict, mechanisms: list[dict], statistics: Any) -> dict:
+    """A ledger entry: the time, the input (:func:`source`), what was released, the noise as mechanisms, and
+    the ``guarantee``'s (eps, delta) and samplers' term (a record's ``guarantee``, or what a refusal spent)."""
+    return dict(time=utc_now(), command=command, input=input, statistics=statistics, eps=float(guarantee["eps"]),
+                delta=float(guarantee["delta"]), delta_sampler=float(guarantee["delta_sampler"]),
+                mechanisms=mechanisms)
+
+
+def settle(ledger: Ledger, new: dict, public: dict, *, refused_entry: dict | None = None) -> None:
     """Admit ``new`` into the ledger and record it, adding the total to the public record; past the budget,
     record ``refused_entry`` (what the refused attempt spent, if anything) and raise LedgerRefusal."""
-    if ledger is None:
-        return
     try:
         total = ledger.admit(new)
     except LedgerRefusal:

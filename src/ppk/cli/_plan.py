@@ -16,6 +16,7 @@ from ._args import add_command, add_json_flag, add_seed_args, call_seeded, relea
 from ._emit import NOT_PRIVATE, print_json, print_record, print_table
 from ._ledger import add_ledger_args, gaussian_mechanisms, open_ledger, print_total, settle
 from ._ledger import entry as ledger_entry
+from ._ledger import source as ledger_source
 from ._records import add_commitment_arg, add_large_eps_flag, committed_release, file_input
 
 
@@ -127,12 +128,14 @@ def _release(args: argparse.Namespace, pf: PlanFile) -> int:
         j += k
     public: dict[str, Any] = dict(statistics=statistics, eps=pf.eps, delta=pf.delta, n=read.rows, known=pf.known,
                                   sigma_dp=cal.scale_dp, record=record)
-    # plain DP of the whole plan: one Gaussian mechanism at its least effective noise (docs/table-plans.md)
-    sigma_eff = min((s for _, _, s in plan.pairs()), default=math.inf)
-    mechanisms = [] if math.isinf(sigma_eff) else gaussian_mechanisms(sigma_eff, 1.0)
-    settle(ledger, ledger_entry(command="plan", path=args.csv, column=", ".join(pf.column_names), rows=read.rows,
-                                record=record, statistics=[s.name for s in pf.statistics], mechanisms=mechanisms),
-           public)
+    if ledger is not None:
+        # plain DP of the whole plan: one Gaussian mechanism at its least effective noise (docs/table-plans.md)
+        sigma_eff = min((s for _, _, s in plan.pairs()), default=math.inf)
+        mechanisms = [] if math.isinf(sigma_eff) else gaussian_mechanisms(sigma_eff, 1.0)
+        settle(ledger, ledger_entry(command="plan", input=ledger_source(args.csv, ", ".join(pf.column_names),
+                                                                          read.rows),
+                                    guarantee=record["guarantee"], statistics=[s.name for s in pf.statistics],
+                                    mechanisms=mechanisms), public)
     if args.json:
         print_json(public)
         return 0
