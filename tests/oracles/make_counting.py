@@ -5,10 +5,8 @@ same mpmath, the same file, bit for bit (every value is the str of an mpf at its
 sorted).  The values come from tests/oracle.py (imported, not copied: it shares no code with ppk);
 test_counting.py re-derives a few of them live with :func:`compute`, so a corrupted file is caught.
 """
-import json
 import os
 import sys
-import time
 
 import mpmath as mp
 
@@ -65,17 +63,8 @@ def compute(name):
 
 
 def main():
-    values, seconds = {}, {}
-    for name in sorted(cases()):
-        start = time.process_time()
-        values[name] = compute(name)
-        seconds[name] = time.process_time() - start
-    with open(PATH, "w") as fh:
-        json.dump({"generator": "tests/oracles/make_counting.py", "values": values}, fh, indent=1, sort_keys=True)
-        fh.write("\n")
-    for name in sorted(seconds, key=seconds.get):
-        print(f"{seconds[name]:8.2f} s  {name}", file=sys.stderr)
-    print(f"total {sum(seconds.values()):.1f} s CPU, {len(values)} values -> {PATH}", file=sys.stderr)
+    from oracles import compute_and_write
+    compute_and_write(PATH, {"generator": "tests/oracles/make_counting.py"}, cases(), compute)
 
 
 if __name__ == "__main__":

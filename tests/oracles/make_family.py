@@ -11,11 +11,9 @@ delta(eps) = max over shifts d and both orders of the sum (lattice) or integral 
 (P - e^eps Q)_+: every sign change of P - e^eps Q found on a grid and refined by bisection, the
 positive parts integrated with the noise's tails.
 """
-import json
 import math
 import os
 import sys
-import time
 
 import mpmath as mp
 
@@ -294,18 +292,10 @@ def compute(name):
 
 
 def main():
-    values, seconds = {}, {}
-    for name in sorted(cases()):
-        start = time.process_time()
-        values[name] = compute(name)
-        seconds[name] = time.process_time() - start
-    with open(PATH, "w") as fh:
-        json.dump({"generator": "tests/oracles/make_family.py", "dps": DPS, "issue_dps": ISSUE_DPS,
-                   "values": values}, fh, indent=1, sort_keys=True)
-        fh.write("\n")
-    for name in sorted(seconds, key=seconds.get):
-        print(f"{seconds[name]:8.2f} s  {name}", file=sys.stderr)
-    print(f"total {sum(seconds.values()):.1f} s CPU, {len(values)} values -> {PATH}", file=sys.stderr)
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))   # tests/, for oracles
+    from oracles import compute_and_write
+    compute_and_write(PATH, {"generator": "tests/oracles/make_family.py", "dps": DPS, "issue_dps": ISSUE_DPS},
+                      cases(), compute)
 
 
 if __name__ == "__main__":
