@@ -8,6 +8,8 @@ double-precision log-sum-exp (no certified bound).
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from scipy import optimize, special, stats
 
@@ -49,3 +51,35 @@ def scipy_hypergeom_loop(population: int, successes: int, draws: int) -> np.ndar
 def scipy_hypergeom_vectorised(population: int, successes: int, draws: int) -> np.ndarray:
     lo, hi = max(0, draws - population + successes), min(draws, successes)
     return stats.hypergeom(M=population, n=successes, N=draws).pmf(np.arange(lo, hi + 1))
+
+
+# -- the noiseless count (sigma = 0): a + Bin(N, p), the challenge row adding 0 or 1 -----------------------
+# The loss log P1(y)/P0(y) = log(y (1-p) / ((N-y+1) p)) increases in y, so each order's delta is a difference
+# of two binomial tails at the threshold (docs/method.md, "The model").  Straightforward double precision:
+# it cancels where the threshold's ratio is near e^eps, and reads 0 below 1e-308 (no certified bound).
+
+def _noiseless_thresholds(N: int, p: float, eps: float) -> tuple[int, int]:
+    def crossing(e: float) -> float:    # the y where the loss equals e
+        return math.exp(e) * (N + 1) * p / ((1 - p) + math.exp(e) * p)
+    return math.floor(crossing(eps)) + 1, math.ceil(crossing(-eps)) - 1
+
+
+def scipy_noiseless_delta(N: int, p: float, eps: float) -> float:
+    """delta(eps) of the noiseless count from scipy.stats.binom's tails, both orders."""
+    t, s = _noiseless_thresholds(N, p, eps)
+    up = stats.binom.sf(t - 2, N, p) - math.exp(eps) * stats.binom.sf(t - 1, N, p)   # loss > eps: y >= t
+    down = stats.binom.cdf(s, N, p) - math.exp(eps) * stats.binom.cdf(s - 1, N, p)  # loss < -eps: y <= s
+    return max(up, down, 0.0)
+
+
+def numpy_noiseless_window_delta(N: int, p: float, eps: float, *, sds: float = 40.0) -> float:
+    """delta(eps) of the noiseless count summed over a window of +-``sds`` standard deviations: P0's pmf times
+    the positive parts of r - e^eps and 1 - e^eps r, r = P1/P0 in closed form (no difference of pmfs), plus
+    the two outcomes only one side has (y = 0 without the row, y = N + 1 with it)."""
+    mean, sd = N * p, math.sqrt(N * p * (1 - p))
+    y = np.arange(max(1, math.floor(mean - sds * sd)), min(N, math.ceil(mean + sds * sd)) + 1)
+    p0 = np.exp(stats.binom.logpmf(y, N, p))
+    loss = np.log(y * (1 - p)) - np.log((N - y + 1) * p)
+    up = (p0 * np.exp(eps) * np.expm1(np.maximum(loss - eps, 0.0))).sum() + p ** N
+    down = (p0 * -np.expm1(np.minimum(loss + eps, 0.0))).sum() + (1 - p) ** N
+    return float(max(up, down))
