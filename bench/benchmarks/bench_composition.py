@@ -58,24 +58,28 @@ class Plans:
         _ask(PLANS[plan](_dp_accounting()))
 
 
+GAUSSIAN_RUNS = {"sigma3_x100": (3.0, 100), "sigma30_x1000": (30.0, 1000), "sigma100_x10000": (100.0, 10_000)}
+
+
 class PrvAccountant:
-    """The Gaussian plans through prv_accountant (eps at delta = 1e-6: it refuses 1e-12)."""
+    """The Gaussian plans through prv_accountant (eps at delta = 1e-6: it refuses 1e-12).  The parameter is a
+    name: asv reads a list of tuples as several parameters."""
 
-    params = [(3.0, 100), (30.0, 1000), (100.0, 10_000)]
-    param_names = ["sigma_runs"]
+    params = list(GAUSSIAN_RUNS)
+    param_names = ["plan"]
 
-    def setup(self, sigma_runs):
+    def setup(self, plan):
         try:
             import prv_accountant  # noqa: F401
         except ImportError:
             raise NotImplementedError("prv_accountant not installed")
 
-    def time_prv_accountant(self, sigma_runs):
+    def time_prv_accountant(self, plan):
         from prv_accountant import Accountant
-        sigma, runs = sigma_runs
+        sigma, runs = GAUSSIAN_RUNS[plan]
         Accountant(noise_multiplier=sigma, sampling_probability=1.0, delta=1e-6, eps_error=0.01,
                    max_compositions=runs).compute_epsilon(num_compositions=runs)
 
-    def time_ppk(self, sigma_runs):
-        sigma, runs = sigma_runs
+    def time_ppk(self, plan):
+        sigma, runs = GAUSSIAN_RUNS[plan]
         PLD.from_gaussian_mechanism(sigma, value_discretization_interval=1e-3).self_compose(runs).get_epsilon_for_delta(1e-6)
