@@ -12,13 +12,14 @@ interval 1e-4.  ppk runs ``Accountant.add_subsampled_gaussian`` (what ``ppk.dpsg
 ``DpEvent`` tree.  ppk's eps is certified (never below the truth); dp_accounting's is not.
 
 prv_accountant (``PRVAccountant``) is timed at eps_error = 0.01 and delta_error = 1e-13 (1e-3 of the
-smaller delta), the accuracy Opacus asks of it (at 1e-3 its grid is 10 times finer: q = 0.01 x 1,000 took
-7.4 s of CPU instead of 0.64 s, and the q = 0.01 x 100,000 plan, 3.4 GiB at 0.01, would need ten times that).  It does not answer the Laplace b = 1 plan (its discretisation raises "Discrete mean differs from
-continuous mean significantly"): skipped there.
+smaller delta), the accuracy Opacus asks of it.  At eps_error 1e-3 its grid is 10 times finer: q = 0.01 x
+1,000 took 7.4 s of CPU instead of 0.64 s, and the q = 0.01 x 100,000 plan (3.4 GiB at 0.01) would need
+about ten times the memory (estimated, not run).  It does not answer the Laplace b = 1 plan (its
+discretisation raises "Discrete mean differs from continuous mean significantly"): skipped there.
 
-Times are CPU seconds (``time.process_time``, all threads), as the issue's table: both ppk and the numpy
+The plans' times are CPU seconds (``time.process_time``, all threads), as the issue's table: both ppk and the numpy
 FFTs use both cores in places, and the machine is shared.  ``peakmem_`` is the process's peak resident
-memory over the benchmark (asv), imports included: setup imports all three accountants in every case alike.
+memory over the benchmark (asv), imports included: setup imports the other two accountants in every case alike.
 """
 import time
 
