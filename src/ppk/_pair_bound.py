@@ -11,6 +11,9 @@ lattice sum.  This module is the one place that evaluates that bracket.
 """
 from __future__ import annotations
 
+import numpy as np
+import numpy.typing as npt
+
 from . import _kernels
 from ._histogram_noiseless import noiseless_pair
 
@@ -18,6 +21,15 @@ from ._histogram_noiseless import noiseless_pair
 def interruptible():
     """A loop over many pairs' brackets, interruptible by Ctrl-C from any thread (``ppk._kernels.interruptible``)."""
     return _kernels.interruptible()
+
+
+def _orders(pa: float, pb: float) -> list[tuple[float, float]]:
+    """``(q, 1 - q)`` of each order of the pair given ``M``: ``q = pa / (pa + pb)`` and its mirror (one when equal)."""
+    s = pa + pb
+    if s == 0:   # both impossible for an unknown row: no natural noise between them
+        return [(0.5, 0.5)]
+    q_a, q_b = pa / s, pb / s
+    return [(q_a, q_b)] if q_a == q_b else [(q_a, q_b), (q_b, q_a)]
 
 
 def pair_log_bracket(n_unknown: int, pa: float, pb: float, rest: float, *, sigma_eff: float, eps: float,
@@ -35,15 +47,30 @@ def pair_log_bracket(n_unknown: int, pa: float, pb: float, rest: float, *, sigma
         if all(e is not None for e in exact):
             return max(e[0] for e in exact), max(e[1] for e in exact)   # type: ignore[index]
     s = pa + pb
-    if s == 0:   # both impossible for an unknown row: no natural noise between them
-        q_pairs = [(0.5, 0.5)]
-    else:
-        q_a, q_b = pa / s, pb / s
-        q_pairs = [(q_a, q_b)] if q_a == q_b else [(q_a, q_b), (q_b, q_a)]
     lows, ups = [], []
-    for q, q_rest in q_pairs:
+    for q, q_rest in _orders(pa, pb):
         lo, up, _ = _kernels.mixture_log_delta_bracket(n_unknown, s, rest, q, q_rest, sigma=sigma_eff, eps=eps,
                                                        rtol=rtol, max_evaluations=max_evaluations)
         lows.append(lo)
         ups.append(up)
     return max(lows), max(ups)
+
+
+def pair_log_brackets(n_unknown: int, pa: float, pb: float, rest: float, *, sigma_eff: float, eps: npt.ArrayLike,
+                      rtol: float, max_evaluations: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`pair_log_bracket` at every eps of an array (arrays shaped like ``eps``), the kernel's many-eps
+    form (``_kernels.mixture_log_delta_brackets``): neighbouring eps share their values of ``M``.  Each end
+    is certified as at one eps; at ``sigma_eff = 0`` the exact lattice sum is taken eps by eps."""
+    e = np.asarray(eps, dtype=np.float64)
+    if sigma_eff == 0:
+        pairs = [pair_log_bracket(n_unknown, pa, pb, rest, sigma_eff=0.0, eps=float(x), rtol=rtol,
+                                  max_evaluations=max_evaluations) for x in e.ravel()]
+        lo = np.array([x[0] for x in pairs], dtype=np.float64).reshape(e.shape)
+        return lo, np.array([x[1] for x in pairs], dtype=np.float64).reshape(e.shape)
+    s = pa + pb
+    lo, up = np.full(e.shape, -np.inf), np.full(e.shape, -np.inf)
+    for q, q_rest in _orders(pa, pb):
+        l, u, _ = _kernels.mixture_log_delta_brackets(n_unknown, s, rest, q, q_rest, sigma=sigma_eff, eps=e,
+                                                      rtol=rtol, max_evaluations=max_evaluations)
+        lo, up = np.maximum(lo, l), np.maximum(up, u)
+    return lo, up

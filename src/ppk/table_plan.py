@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._curve import BracketedCurve
-from ._pair_bound import interruptible, pair_log_bracket
+from ._pair_bound import interruptible, pair_log_bracket, pair_log_brackets
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
 from .histogram import MAX_HISTOGRAM_ROWS, probabilities
@@ -293,6 +293,16 @@ class TablePlan(BracketedCurve):
                                           eps=eps, rtol=self.rtol, max_evaluations=self.max_evaluations)
                 out.append((lo, up, self.n_unknown == 0 or rest == 0))
         return out
+
+    def _log_delta_ends_many(self, eps: FloatArray, *, rtol: float) -> tuple[FloatArray, FloatArray]:
+        """Max over the pairs of their bounds' brackets at every eps, one kernel call a pair (connect_the_dots)."""
+        lower, upper = np.full(np.shape(eps), -np.inf), np.full(np.shape(eps), -np.inf)
+        for a, b, sigma_eff in self._pairs:
+            lo, up = pair_log_brackets(self.n_unknown, self.probs[a], self.probs[b], self._rest(a, b),
+                                       sigma_eff=sigma_eff, eps=eps, rtol=rtol, max_evaluations=self.max_evaluations)
+            lower, upper = np.maximum(lower, lo), np.maximum(upper, up)
+        upper = np.minimum(upper, 0.0)
+        return np.minimum(lower, upper), upper
 
     def _count_lower(self, eps: FloatArray) -> FloatArray:
         """max over a few category sets S of the delta of the precision-weighted mean of the counts over S: a
