@@ -124,9 +124,14 @@ class PrivacyCurve:
         is the certified upper curve; ``lower`` a lower end of some delta curve convex in e^eps that lies below it
         (the query's own delta, or the bound it certifies), which only measures how loose the PLD is.  ``rtol``:
         how narrow the pair may be (a query that brackets by summation may stop there; an upper end of a wider
-        bracket is still an upper end).  By default the curve's estimate and upper end, eps by eps."""
-        log_d, log_u, _ = self._curve(eps)
-        return np.asarray(log_d, dtype=np.float64), np.asarray(log_u, dtype=np.float64)
+        bracket is still an upper end).  By default the upper curve as both (a query without this hook is
+        measured against its own upper curve)."""
+        log_u = np.asarray(self.log_delta_upper(eps), dtype=np.float64)
+        return log_u, log_u
+
+    #: True for a query whose upper curve costs a summation per eps (HistogramQuery, TablePlan): a PLD built
+    #: from it places its knots by the curve's drop (ppk.pld._knots); a cheap curve is read on a uniform grid.
+    _costly_curve: ClassVar[bool] = False
 
     def _exact_loss(self) -> ExactLoss | None:
         """How the query knows its privacy loss exactly, or None (the default): then

@@ -246,6 +246,8 @@ class HistogramQuery(BracketedCurve):
                                 sigma_eff=self.sigma / math.sqrt(2.0), eps=eps, rtol=self.rtol,
                                 max_evaluations=self.max_evaluations)
 
+    _costly_curve = True
+
     def _log_delta_ends_many(self, eps: FloatArray, *, rtol: float) -> tuple[FloatArray, FloatArray]:
         """The pair bound's bracket at every eps in one kernel call (connect_the_dots, ppk.pld.curves), to ``rtol``."""
         a, b = self.worst_pair()

@@ -294,6 +294,8 @@ class TablePlan(BracketedCurve):
                 out.append((lo, up, self.n_unknown == 0 or rest == 0))
         return out
 
+    _costly_curve = True
+
     def _log_delta_ends_many(self, eps: FloatArray, *, rtol: float) -> tuple[FloatArray, FloatArray]:
         """Max over the pairs of their bounds' brackets at every eps, one kernel call a pair (connect_the_dots)."""
         lower, upper = np.full(np.shape(eps), -np.inf), np.full(np.shape(eps), -np.inf)

@@ -36,17 +36,25 @@ REFINE_ROUNDS = 8
 
 def coarse_upper(curve: PrivacyCurve, eps: float) -> float:
     """log of the certified upper curve at one eps, to :data:`COARSE_RTOL` (an upper end all the same)."""
+    if not curve._costly_curve:
+        return curve._log_delta_upper_at(eps)
     return float(curve._log_delta_ends_many(np.array([eps], dtype=np.float64), rtol=COARSE_RTOL)[1][0])
 
 
 def knots(curve: PrivacyCurve, dx: float, bound: float, k_reach: int,
           max_points: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """(knots as multiples of dx, ascending from 0 to k_reach; log lower ends; log upper ends there)."""
+    """(knots as multiples of dx, ascending from 0 to k_reach; log lower ends; log upper ends there).  A cheap
+    curve (not ``curve._costly_curve``) is read at ``max_points`` evenly spaced knots, in one call."""
+    if not curve._costly_curve:
+        step = max(1, math.ceil(k_reach / (max_points - 1)))
+        k = np.arange(0, -(-k_reach // step) + 1) * step
+        return (k,) + _ends(curve, k, dx)
     n_coarse = min(COARSE_POINTS, max_points)
     coarse = np.unique(np.round(np.linspace(0, k_reach, n_coarse)).astype(np.int64))
     _, log_c = curve._log_delta_ends_many(coarse * dx, rtol=COARSE_RTOL)
     log_c = np.minimum.accumulate(np.minimum(np.asarray(log_c, dtype=np.float64), 0.0))
     _check(curve, log_c, coarse * dx)
+    log_c = np.maximum(log_c, bound - 1)   # a delta of 0 (pure DP beyond some eps) as just below the bound
     # knots where the coarse curve (linear in eps between its points) crosses the levels log U(0) - j 0.9 D,
     # j = 1, 2, ... down to the bound: each interval is then expected to drop by 0.9 MAX_DROP
     top, bottom = log_c[0], max(log_c[-1], bound)
@@ -57,7 +65,7 @@ def knots(curve: PrivacyCurve, dx: float, bound: float, k_reach: int,
     k = np.unique(np.concatenate([[0, k_reach], np.round(at).astype(np.int64)]))
     log_l, log_u = _ends(curve, k, dx)
     for _ in range(REFINE_ROUNDS):
-        log_g = np.minimum.accumulate(log_u)
+        log_g = np.maximum(np.minimum.accumulate(log_u), bound - 1)   # below the bound nothing is placed
         drops = log_g[:-1] - log_g[1:]
         wide = np.flatnonzero((drops > MAX_DROP) & (np.diff(k) >= 2) & (log_g[:-1] > bound))
         room = max_points - k.size

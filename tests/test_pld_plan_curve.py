@@ -1,0 +1,68 @@
+"""The PLD of a histogram or table plan (issue #41): the pair bound at many eps in one kernel call, knots
+placed by the curve's drop, and the looseness the PLD states (docs/accuracy.md, "Any query")."""
+import math
+
+import numpy as np
+import pytest
+
+import ppk
+from ppk import _kernels
+from ppk.baselines import analytic_gaussian_delta
+from ppk.pld import PrivacyLossDistribution as PLD
+
+EPS = np.array([0.0, 0.05, 0.1, 0.3, 0.6, 1.0])
+
+
+@pytest.mark.parametrize("q, sigma", [(0.5, 1.5), (0.3, 0.4), (0.2, 0.0)])
+def test_the_many_eps_kernel_brackets_the_one_eps_kernels_value(q, sigma):
+    # the same certified quantity: each many-eps bracket overlaps the one-eps bracket, and its width is the rtol's
+    args = dict(n_unknown=400, s=0.4, s_rest=0.6, q=q, q_rest=1 - q, sigma=sigma)
+    lo, up, ev = _kernels.mixture_log_delta_brackets(**args, eps=EPS[::-1], rtol=1e-2, max_evaluations=2000)
+    for e, l, u in zip(EPS[::-1], lo, up):
+        l1, u1, _ = _kernels.mixture_log_delta_bracket(**args, eps=float(e), rtol=1e-6, max_evaluations=2000)
+        assert l <= u1 + 1e-12 and l1 <= u + 1e-12        # both hold the truth
+        assert u >= u1 - 1e-6 * abs(u1) - 1e-12            # never below the tight bracket's truth
+        assert u - l <= math.log1p(1e-2) * max(1, -l / 50) + 1e-12
+    assert np.all(ev >= 1)
+
+
+def _ratio(pld, query, eps):
+    """The PLD's delta over the query's own certified upper delta, where that is above e^-100."""
+    hi = pld.delta_bracket(eps)[1]
+    own = query.delta_bracket(eps)[1]
+    live = own > math.exp(-100)
+    return hi[live] / own[live], hi, query
+
+
+def test_a_histograms_pld_is_within_its_stated_looseness_of_the_histograms_upper_curve():
+    h = ppk.HistogramQuery(n=300, known=200, probs=[0.2] * 5, sigma=0.7)
+    pld = PLD.from_curve(h, value_discretization_interval=1e-3)
+    eps = np.array([0.01, 0.05, 0.2, 0.5, 1.0, 1.7])
+    ratio, hi, _ = _ratio(pld, h, eps)
+    lower = np.exp(h._log_delta_ends_many(eps, rtol=1e-4)[0])   # the pair bound's lower end: below its truth
+    assert np.all(hi >= lower)
+    assert pld.curve_looseness is not None and 0 <= pld.curve_looseness < 0.2
+    assert np.all(ratio <= 1 + pld.curve_looseness + 2e-3)
+    assert np.all(ratio <= 1.01)
+
+
+def test_a_table_plans_pld_is_above_its_pair_bound_and_close_to_its_upper_curve():
+    plan = ppk.TablePlan(n=300, known=200, probs=[0.25, 0.25, 0.5],
+                         counts=[([0, 1, 2], 1.0)] + ppk.table_plan.histogram_counts([0, 1, 2], sigma=1.0))
+    pld = PLD.from_curve(plan, value_discretization_interval=1e-3)
+    eps = np.array([0.02, 0.1, 0.4, 0.9])
+    ratio, hi, _ = _ratio(pld, plan, eps)
+    assert np.all(hi >= np.exp(plan._log_delta_ends_many(eps, rtol=1e-4)[0]))
+    assert np.all(ratio <= 1.01)
+
+
+def test_a_plan_composed_with_a_gaussian_is_above_the_gaussian_and_the_plan_alone():
+    # independent releases: the composition's delta is at least each one's (composing more never lowers
+    # delta; the Gaussian's in closed form, the plan's certified lower end), and the plan adds to the Gaussian's
+    plan = ppk.TablePlan.histogram(n=200, known=150, probs=[0.5, 0.5], sigma=1.0)
+    acc = ppk.Accountant(value_discretization_interval=1e-3).add(plan).add_gaussian(sigma=3.0)
+    acc.add_subsampled_gaussian(sigma=2.0, sampling_prob=0.05, times=10)
+    eps = np.array([0.1, 0.5, 1.0])
+    delta = acc.delta(eps)
+    assert np.all(delta >= analytic_gaussian_delta(sigma=3.0, eps=eps))
+    assert np.all(delta >= plan.delta_bracket(eps)[0])
