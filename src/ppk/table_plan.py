@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._curve import BracketedCurve
-from ._pair_bound import interruptible, pair_log_bracket, pair_log_brackets
+from ._pair_bound import interruptible, pair_log_bracket, pairs_log_brackets
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
 from .histogram import MAX_HISTOGRAM_ROWS, probabilities
@@ -297,12 +297,9 @@ class TablePlan(BracketedCurve):
     _costly_curve = True
 
     def _log_delta_ends_many(self, eps: FloatArray, *, rtol: float) -> tuple[FloatArray, FloatArray]:
-        """Max over the pairs of their bounds' brackets at every eps, one kernel call a pair (connect_the_dots)."""
-        lower, upper = np.full(np.shape(eps), -np.inf), np.full(np.shape(eps), -np.inf)
-        for a, b, sigma_eff in self._pairs:
-            lo, up = pair_log_brackets(self.n_unknown, self.probs[a], self.probs[b], self._rest(a, b),
-                                       sigma_eff=sigma_eff, eps=eps, rtol=rtol, max_evaluations=self.max_evaluations)
-            lower, upper = np.maximum(lower, lo), np.maximum(upper, up)
+        """Max over the pairs of their bounds' brackets at every eps (connect_the_dots): ppk._pair_bound.pairs_log_brackets."""
+        pairs = [(self.probs[a], self.probs[b], self._rest(a, b), sigma_eff) for a, b, sigma_eff in self._pairs]
+        lower, upper = pairs_log_brackets(self.n_unknown, pairs, eps=eps, rtol=rtol, max_evaluations=self.max_evaluations)
         upper = np.minimum(upper, 0.0)
         return np.minimum(lower, upper), upper
 

@@ -22,16 +22,18 @@ import numpy as np
 from .._curve import PrivacyCurve
 from ._masses import LD
 
-#: The largest fall of log U between neighbouring knots (the chord is then at most cosh(1/8) - 1 = 0.78 % above a log-linear U).
-MAX_DROP = 0.25
+#: The largest excess of the chord between neighbouring knots over a log-linear U (:func:`chord_excess`).
+MAX_EXCESS = 6.5e-3
+#: The fall of log U between neighbouring knots the first placement aims at (cosh(0.095) - 1 = 0.45 %).
+MAX_DROP = 0.22
 #: The relative tolerance of the pass that places the knots (only the curve's shape is read from it).
 COARSE_RTOL = 3e-2
 #: The relative tolerance of the upper ends at the knots (a summed bracket stops there; docs/histograms.md).
 UPPER_RTOL = 5e-3
 #: Evaluations of the coarse pass.
 COARSE_POINTS = 65
-#: Rounds of halving the intervals whose drop is still above MAX_DROP.
-REFINE_ROUNDS = 8
+#: Rounds of cutting the intervals whose chord excess is still above MAX_EXCESS.
+REFINE_ROUNDS = 6
 
 
 def coarse_upper(curve: PrivacyCurve, eps: float) -> float:
@@ -60,21 +62,22 @@ def knots(curve: PrivacyCurve, dx: float, bound: float, k_reach: int,
     top, bottom = log_c[0], max(log_c[-1], bound)
     levels = top - 0.9 * MAX_DROP * np.arange(1, max(1, math.ceil((top - bottom) / (0.9 * MAX_DROP))) + 1)
     levels = levels[:max(0, max_points - coarse.size)]
+    # -log U grows about like eps^2 (a Gaussian tail), so eps is nearly linear in sqrt(-log U): interpolated there
     falling = np.concatenate([[True], np.diff(log_c) < 0])   # np.interp needs increasing abscissae
-    at = np.interp(-levels, -log_c[falling], coarse[falling].astype(np.float64))
+    at = np.interp(np.sqrt(-levels), np.sqrt(-log_c[falling]), coarse[falling].astype(np.float64))
     k = np.unique(np.concatenate([[0, k_reach], np.round(at).astype(np.int64)]))
     log_l, log_u = _ends(curve, k, dx)
     for _ in range(REFINE_ROUNDS):
         log_g = np.maximum(np.minimum.accumulate(log_u), bound - 1)   # below the bound nothing is placed
-        drops = log_g[:-1] - log_g[1:]
-        wide = np.flatnonzero((drops > MAX_DROP) & (np.diff(k) >= 2) & (log_g[:-1] > bound))
+        excess = chord_excess(log_g[:-1] - log_g[1:], np.diff(k) * dx)
+        wide = np.flatnonzero((excess > MAX_EXCESS) & (np.diff(k) >= 2) & (log_g[:-1] > bound))
         room = max_points - k.size
         if wide.size == 0 or room <= 0:
             break
-        # each wide interval cut evenly into as many pieces as its drop needs (log U is smooth between knots)
+        # each wide interval cut evenly into as many pieces as its excess needs (about 1 / pieces^2 of it)
         added = []
-        for i in wide[np.argsort(-drops[wide], kind="stable")]:
-            n = min(int(k[i + 1] - k[i]), math.ceil(drops[i] / MAX_DROP), room + 1)
+        for i in wide[np.argsort(-excess[wide], kind="stable")]:
+            n = min(int(k[i + 1] - k[i]), math.ceil(1.05 * math.sqrt(excess[i] / MAX_EXCESS)), room + 1)
             if n < 2:
                 break
             room -= n - 1
@@ -87,6 +90,18 @@ def knots(curve: PrivacyCurve, dx: float, bound: float, k_reach: int,
         order = np.argsort(k, kind="stable")
         k, log_l, log_u = k[order], np.concatenate([log_l, lo])[order], np.concatenate([log_u, up])[order]
     return k, log_l, log_u
+
+
+def chord_excess(drop: np.ndarray, width: np.ndarray) -> np.ndarray:
+    """How far above a curve log-linear in eps (falling by ``drop`` over ``width``) its chord in a = e^eps
+    rises between the two ends, relative: max over 0 <= t <= 1 of (1 - (1 - e^-D) expm1(t h) / expm1(h)) e^(t D)
+    - 1, read on 65 points (about cosh(D/2) - 1 for a narrow interval; more where h is wide)."""
+    t = np.linspace(0.0, 1.0, 65)[None, :]
+    d, h = np.asarray(drop, dtype=np.float64)[:, None], np.maximum(np.asarray(width, dtype=np.float64), 1e-300)[:, None]
+    chord = 1 + np.expm1(-d) * (np.expm1(t * h) / np.expm1(h))
+    with np.errstate(over="ignore", invalid="ignore"):
+        out = np.max(chord * np.exp(t * d), axis=1) - 1
+    return np.where(np.isfinite(out), out, np.inf)
 
 
 def _ends(curve: PrivacyCurve, k: np.ndarray, dx: float) -> tuple[np.ndarray, np.ndarray]:
