@@ -56,13 +56,34 @@ def test_a_table_plans_pld_is_above_its_pair_bound_and_close_to_its_upper_curve(
     assert np.all(ratio <= 1.01)
 
 
-def test_a_plan_composed_with_a_gaussian_is_above_the_gaussian_and_the_plan_alone():
-    # independent releases: the composition's delta is at least each one's (composing more never lowers
-    # delta; the Gaussian's in closed form, the plan's certified lower end), and the plan adds to the Gaussian's
+def test_a_plan_composed_with_gaussians_is_close_above_the_same_release_as_an_exact_count():
+    # a histogram of two categories holding every unknown row: the release is, exactly, the count of one of
+    # them with noise sigma / sqrt 2 (the sum of the two is public noise; docs/table-plans.md), whose PLD is
+    # exact (its loss tails): composed with the same Gaussians, its lower end is below the plan's true delta
     plan = ppk.TablePlan.histogram(n=200, known=150, probs=[0.5, 0.5], sigma=1.0)
-    acc = ppk.Accountant(value_discretization_interval=1e-3).add(plan).add_gaussian(sigma=3.0)
-    acc.add_subsampled_gaussian(sigma=2.0, sampling_prob=0.05, times=10)
-    eps = np.array([0.1, 0.5, 1.0])
-    delta = acc.delta(eps)
+    count = ppk.CountingQuery(n=200, known=150, p=0.5, sigma=1.0 / math.sqrt(2.0))
+
+    def composed(release):
+        acc = ppk.Accountant(value_discretization_interval=1e-3).add(release).add_gaussian(sigma=3.0)
+        return acc.add_subsampled_gaussian(sigma=2.0, sampling_prob=0.05)
+
+    eps = np.array([0.1, 0.5, 1.0, 2.0])
+    delta = composed(plan).delta(eps)
+    exact_lo, exact_hi = composed(count).delta_bracket(eps)
+    assert np.all(delta >= exact_lo)
+    assert np.all(delta <= exact_hi * 1.01)
     assert np.all(delta >= analytic_gaussian_delta(sigma=3.0, eps=eps))
-    assert np.all(delta >= plan.delta_bracket(eps)[0])
+
+
+def test_orders_left_out_by_the_first_pass_leave_the_maximum_as_it_was():
+    # two pairs and two orders each; the maximum with parts left out where another is certainly larger holds
+    # every part's truth (above each part's own lower end) and is not above the full maximum's upper end
+    from ppk import _pair_bound
+    pairs = [(0.05, 0.1, 0.85, 1.4), (0.05, 0.3, 0.65, 1.1)]
+    eps = np.linspace(0.0, 1.5, 40)
+    lo, up = _pair_bound.pairs_log_brackets(150, pairs, eps=eps, rtol=1e-3, max_evaluations=2000)
+    parts = [_pair_bound.pairs_log_brackets(150, [p], eps=eps, rtol=1e-3, max_evaluations=2000) for p in pairs]
+    full_lo = np.max([p[0] for p in parts], axis=0)
+    full_up = np.max([p[1] for p in parts], axis=0)
+    assert np.all(up >= full_lo) and np.all(lo <= full_up)
+    assert np.all(up <= full_up + 2e-3) and np.all(lo >= full_lo - 2e-3)
