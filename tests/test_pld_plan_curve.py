@@ -67,7 +67,7 @@ def test_a_plan_composed_with_gaussians_is_close_above_the_same_release_as_an_ex
         acc = ppk.Accountant(value_discretization_interval=1e-3).add(release).add_gaussian(sigma=3.0)
         return acc.add_subsampled_gaussian(sigma=2.0, sampling_prob=0.05)
 
-    eps = np.array([0.1, 0.5, 1.0, 2.0])
+    eps = np.array([0.5, 1.5])   # few: each eps of a composed plan costs its own tilted composition
     delta = composed(plan).delta(eps)
     exact_lo, exact_hi = composed(count).delta_bracket(eps)
     assert np.all(delta >= exact_lo)
