@@ -102,9 +102,10 @@ def connect_the_dots(make: Callable[..., T], curve: PrivacyCurve, *, dx: float, 
     """A pair that dominates every neighbouring pair of the query, from its certified upper curve alone.
 
     U(e) = ``curve.log_delta_upper`` bounds max(H_a(P||Q), H_a(Q||P)), a = e^e >= 1, for every neighbouring
-    pair (P, Q) of the query, H_a(P||Q) = sum (P - a Q)_+ the hockey stick.  On knots e_j = j h >= 0
-    (a multiple of the grid, at most ``curve_points`` of them, up to where U falls below
-    ``exp(bound)``) take g_j = min_{i <= j} U(e_i).  The pair built here is symmetric (its loss under Q
+    pair (P, Q) of the query, H_a(P||Q) = sum (P - a Q)_+ the hockey stick.  On knots e_j >= 0 (multiples
+    of the grid, at most ``curve_points`` of them, up to where U falls below ``exp(bound)``: evenly spaced
+    for a cheap curve, placed by the fall of U for a summed one, ppk.pld._knots) take g_j = min_{i <= j} U(e_i),
+    U(e_i) any certified upper end (the proof below uses nothing else).  The pair built here is symmetric (its loss under Q
     is minus its loss under P) and its profile G(a) = H_a(P*||Q*) is, for a >= 1, the lower convex hull
     of the points (e^e_j, g_j) and of their mirror images T(a, g) = (1/a, 1 - 1/a + g/a), flat at g_J
     beyond the last knot; for a < 1 it is 1 - a + a G(1/a).
@@ -126,6 +127,8 @@ def connect_the_dots(make: Callable[..., T], curve: PrivacyCurve, *, dx: float, 
     Q-mass a_v e^-e_v; the mirror atom at -e_v has them swapped, and g_J sits at +-inf (the overflow,
     counted by the upper end only).  Rounding can make a mass of a nearly straight vertex negative;
     it is raised to 0, which only raises G.
+
+    How loose: ``curve_looseness`` on the PLD (ppk.pld._knots.looseness, docs/accuracy.md "Any query").
 
     The lower end: the curve bounds delta from above only, so the bucket representation is the pair of
     two equal laws (delta = 0 at every eps >= 0), below every pair; composed with other PLDs it leaves
@@ -161,7 +164,7 @@ def connect_the_dots(make: Callable[..., T], curve: PrivacyCurve, *, dx: float, 
     left0 = (g[v[0]] - 1) / (1 + np.exp(-e[v[0]])) if e[v[0]] > 0 else LD(0)
     hull = _knots.hull_at_knots(e, g, v, left0)
     out.curve_looseness = _knots.looseness(e, hull, g, np.minimum(log_l, log_g).astype(LD), bound)
-    out.curve_knots = int(knots.size)
+    out._curve_knots = int(knots.size)
     return out
 
 
