@@ -125,7 +125,7 @@ def mixture_log_delta_bracket(n_unknown: int, s: float, s_rest: float, q: float,
 
 def mixture_log_delta_brackets(n_unknown: int, s: float, s_rest: float, q: float, q_rest: float, *, sigma: float,
                                eps: npt.ArrayLike, rtol: float, max_evaluations: int,
-                               block: int = 16) -> Tuple[FloatArray, FloatArray, npt.NDArray[np.int64]]:
+                               block: int = 32) -> Tuple[FloatArray, FloatArray, npt.NDArray[np.int64]]:
     """:func:`mixture_log_delta_bracket` at every eps of an array, in one call: neighbouring eps (``block``
     of them) share the values of ``M`` and each law's pmf (cpp/include/ppk/histogram_many.hpp).  Each eps
     keeps its own certified bracket, refined to ``rtol`` or its own ``max_evaluations``; returns the arrays

@@ -5,7 +5,8 @@
 // evaluates H at a few hundred values of M, and each evaluation builds the law Bin(M, q) anew.  Here
 // the eps are taken in blocks of neighbours, which refine nearly the same values of M: a value of M
 // asked for by any eps of a block is evaluated at every eps of the block still refining, in one pass
-// over a law whose pmf is built once, each root search starting from the last (RootHint).  Each eps
+// over a law whose pmf is built once, each root search starting from the last (RootHint); a block starts
+// from the values of M its neighbour ended with.  Each eps
 // keeps its own bracket (its own values of H, BinomialMixture::swap_values), refined by the rule of
 // ppk/histogram.hpp to its rtol: each end is certified exactly as there -- points added to a bracket
 // that did not ask for them are certified bounds on H like any other and only narrow it.
@@ -63,11 +64,14 @@ std::vector<MixtureBounds> binomial_mixture_many(std::int64_t N, real s, real sc
   }
   BinomialMixture mixture(N, s, sc);
   block = std::max<std::size_t>(1, block);
+  std::vector<std::int64_t> last;   // the values of M the previous block's last eps ended with
   for (std::size_t b0 = 0; b0 < E; b0 += block) {
     const std::size_t nb = std::min(block, E - b0);
     std::vector<BinomialMixture::Values> values(nb);
     std::vector<char> refining(nb, 1);
-    std::vector<std::int64_t> points = mixture.first_points();
+    // a block starts from the values of M its neighbour ended with (the window's edges and 0 among them: a
+    // bracket's first points), which nearly suffice for eps this close; the first block from the first points
+    std::vector<std::int64_t> points = last.empty() ? mixture.first_points() : last;
     while (!points.empty()) {
       // each new m, at the eps of the block still refining that lack it
       std::vector<std::vector<std::size_t>> at(points.size());
@@ -97,6 +101,8 @@ std::vector<MixtureBounds> binomial_mixture_many(std::int64_t N, real s, real sc
       next.erase(std::unique(next.begin(), next.end()), next.end());
       points.swap(next);
     }
+    last.clear();
+    for (const auto& kv : values[nb - 1]) last.push_back(kv.first);
   }
   return out;
 }

@@ -2,12 +2,12 @@
 resulting pair is (docs/accuracy.md, "Any query").
 
 The pair's delta between two knots is the chord, in a = e^eps, of the curve's values there.  Where log U
-falls by D between two knots of a log-linear curve the chord is above the curve by a factor of about
-cosh(D/2) at the middle, so the knots are placed by the drop of log U, not evenly: at most
-:data:`MAX_DROP` between neighbours (cosh(0.1) - 1 = 0.5 %), down to where U is below the PLD's truncation.
-A first pass at a loose tolerance (:data:`COARSE_RTOL`) finds the shape of the curve and places the
-knots; the knots are then evaluated to :data:`UPPER_RTOL`, and any interval whose drop is still above
-the limit is halved (a few rounds, at most ``curve_points`` knots in all).
+falls by D over a width h in eps, linearly, the chord stands above the curve by :func:`chord_excess` (about
+cosh(D/2) - 1 when h is small), so the knots are placed by the fall of log U, not evenly, down to where U
+is below the PLD's truncation: a first pass at a loose tolerance (:data:`COARSE_RTOL`) gives the curve's
+shape, from each knot the next is the farthest grid point whose predicted excess is at most
+:data:`PLACE_EXCESS`, the knots are evaluated to :data:`UPPER_RTOL`, and an interval whose excess is
+still above :data:`MAX_EXCESS` is cut (a few rounds, at most ``curve_points`` knots in all).
 
 A looser bracket is sound here: the pair needs only upper ends, and the upper end of a wider bracket is
 still a certified upper end; the width only costs tightness, and :func:`looseness` measures it.
@@ -24,12 +24,12 @@ from ._masses import LD
 
 #: The largest excess of the chord between neighbouring knots over a log-linear U (:func:`chord_excess`).
 MAX_EXCESS = 6.5e-3
-#: The fall of log U between neighbouring knots the first placement aims at (cosh(0.095) - 1 = 0.45 %).
-MAX_DROP = 0.22
+#: The chord excess the first placement aims at (below MAX_EXCESS: the coarse curve is only a prediction).
+PLACE_EXCESS = 0.95 * MAX_EXCESS
 #: The relative tolerance of the pass that places the knots (only the curve's shape is read from it).
 COARSE_RTOL = 3e-2
 #: The relative tolerance of the upper ends at the knots (a summed bracket stops there; docs/histograms.md).
-UPPER_RTOL = 5e-3
+UPPER_RTOL = 6e-3
 #: Evaluations of the coarse pass.
 COARSE_POINTS = 65
 #: Rounds of cutting the intervals whose chord excess is still above MAX_EXCESS.
@@ -57,15 +57,7 @@ def knots(curve: PrivacyCurve, dx: float, bound: float, k_reach: int,
     log_c = np.minimum.accumulate(np.minimum(np.asarray(log_c, dtype=np.float64), 0.0))
     _check(curve, log_c, coarse * dx)
     log_c = np.maximum(log_c, bound - 1)   # a delta of 0 (pure DP beyond some eps) as just below the bound
-    # knots where the coarse curve (linear in eps between its points) crosses the levels log U(0) - j 0.9 D,
-    # j = 1, 2, ... down to the bound: each interval is then expected to drop by 0.9 MAX_DROP
-    top, bottom = log_c[0], max(log_c[-1], bound)
-    levels = top - 0.9 * MAX_DROP * np.arange(1, max(1, math.ceil((top - bottom) / (0.9 * MAX_DROP))) + 1)
-    levels = levels[:max(0, max_points - coarse.size)]
-    # -log U grows about like eps^2 (a Gaussian tail), so eps is nearly linear in sqrt(-log U): interpolated there
-    falling = np.concatenate([[True], np.diff(log_c) < 0])   # np.interp needs increasing abscissae
-    at = np.interp(np.sqrt(-levels), np.sqrt(-log_c[falling]), coarse[falling].astype(np.float64))
-    k = np.unique(np.concatenate([[0, k_reach], np.round(at).astype(np.int64)]))
+    k = _place(coarse, log_c, dx, bound, k_reach, max_points)
     log_l, log_u = _ends(curve, k, dx)
     for _ in range(REFINE_ROUNDS):
         log_g = np.maximum(np.minimum.accumulate(log_u), bound - 1)   # below the bound nothing is placed
@@ -90,6 +82,30 @@ def knots(curve: PrivacyCurve, dx: float, bound: float, k_reach: int,
         order = np.argsort(k, kind="stable")
         k, log_l, log_u = k[order], np.concatenate([log_l, lo])[order], np.concatenate([log_u, up])[order]
     return k, log_l, log_u
+
+
+def _place(coarse: np.ndarray, log_c: np.ndarray, dx: float, bound: float, k_reach: int,
+           max_points: int) -> np.ndarray:
+    """Knots from the coarse curve: from each knot, the farthest grid point at which the predicted chord
+    excess stays below :data:`PLACE_EXCESS`.  -log U grows about like eps^2 (a Gaussian tail), so between the
+    coarse points sqrt(-log U) is interpolated linearly in eps."""
+    grid = np.arange(k_reach + 1)
+    pred = -np.interp(grid, coarse, np.sqrt(-log_c)) ** 2
+    k = [0]
+    while k[-1] < k_reach and pred[k[-1]] > bound and len(k) < max_points - 1:
+        j = k[-1]
+
+        def fits(i: int) -> bool:
+            return bool(chord_excess(np.array([pred[j] - pred[i]]), np.array([(i - j) * dx]))[0] <= PLACE_EXCESS)
+        lo, step = j + 1, 1   # fits(lo) or lo is the next grid point; gallop, then bisect
+        while lo + step <= k_reach and fits(lo + step):
+            lo, step = lo + step, 2 * step
+        hi = min(lo + step, k_reach + 1)   # the first point known not to fit (or past the end)
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if fits(mid) else (lo, mid)
+        k.append(lo)
+    return np.unique(np.array(k + [k_reach], dtype=np.int64))
 
 
 def chord_excess(drop: np.ndarray, width: np.ndarray) -> np.ndarray:
