@@ -87,3 +87,30 @@ def test_orders_left_out_by_the_first_pass_leave_the_maximum_as_it_was():
     full_up = np.max([p[1] for p in parts], axis=0)
     assert np.all(up >= full_lo) and np.all(lo <= full_up)
     assert np.all(up <= full_up + 2e-3) and np.all(lo >= full_lo - 2e-3)
+
+
+def test_the_stated_looseness_bounds_the_pair_over_a_convex_curve_between_the_knots():
+    # the Gaussian mechanism as a cheap curve on few knots: its delta (closed form, convex in e^eps) is
+    # below the pair's everywhere, and the pair is at most 1 + curve_looseness times it wherever it counts
+    from ppk import noise
+    q = ppk.NoisyQuery(natural=noise.Binomial(0, 0.5), added=noise.Gaussian(2.0))
+    pld = PLD.from_curve(q, value_discretization_interval=1e-3, curve_points=400)
+    eps = np.linspace(0.0, 8.0, 801)
+    exact = analytic_gaussian_delta(sigma=2.0, eps=eps)
+    hi = pld.delta_bracket(eps)[1]
+    live = exact > 1e-30
+    ratio = hi[live] / exact[live] - 1
+    assert np.all(ratio >= -1e-9)
+    assert 0.01 < ratio.max() <= pld.curve_looseness + 1e-9
+    assert pld.curve_looseness < 10 * ratio.max()
+
+
+def test_the_many_eps_kernel_refuses_bad_arguments_by_name():
+    from ppk import _core
+    args = (100, 0.4, 0.6, 0.5, 0.5, 1.0)
+    with pytest.raises(ValueError, match="eps"):
+        _core.binomial_mixture_delta_many(*args, np.array([0.1, np.nan]), 1e-3, 100, 16)
+    with pytest.raises(ValueError, match="block"):
+        _core.binomial_mixture_delta_many(*args, np.array([0.1]), 1e-3, 100, 0)
+    lo, up, ev = _core.binomial_mixture_delta_many(*args, np.array([], dtype=np.float64), 1e-3, 100, 16)
+    assert lo.size == up.size == ev.size == 0
