@@ -80,10 +80,10 @@ def pairs_log_brackets(n_unknown: int, pairs: list[tuple[float, float, float, fl
     parts = []
     for pa, pb, rest, sigma_eff in pairs:
         if sigma_eff == 0:
-            ends = [pair_log_bracket(n_unknown, pa, pb, rest, sigma_eff=0.0, eps=float(x), rtol=rtol,
-                                     max_evaluations=max_evaluations) for x in flat]
-            lo = np.maximum(lo, [x[0] for x in ends])
-            up = np.maximum(up, [x[1] for x in ends])
+            exact = [pair_log_bracket(n_unknown, pa, pb, rest, sigma_eff=0.0, eps=float(x), rtol=rtol,
+                                      max_evaluations=max_evaluations) for x in flat]
+            lo = np.maximum(lo, [x[0] for x in exact])
+            up = np.maximum(up, [x[1] for x in exact])
         else:
             parts += [(pa + pb, rest, q, q_rest, sigma_eff) for q, q_rest in _orders(pa, pb)]
 

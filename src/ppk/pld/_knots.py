@@ -53,7 +53,7 @@ def knots(curve: PrivacyCurve, dx: float, bound: float, k_reach: int,
         return (k,) + _ends(curve, k, dx)
     n_coarse = min(COARSE_POINTS, max_points)
     coarse = np.unique(np.round(np.linspace(0, k_reach, n_coarse)).astype(np.int64))
-    _, log_c = curve._log_delta_ends_many(coarse * dx, rtol=COARSE_RTOL)
+    _, log_c = curve._log_delta_ends_many((coarse * dx).astype(np.float64), rtol=COARSE_RTOL)
     log_c = np.minimum.accumulate(np.minimum(np.asarray(log_c, dtype=np.float64), 0.0))
     _check(curve, log_c, coarse * dx)
     log_c = np.maximum(log_c, bound - 1)   # a delta of 0 (pure DP beyond some eps) as just below the bound
@@ -121,7 +121,7 @@ def chord_excess(drop: np.ndarray, width: np.ndarray) -> np.ndarray:
 
 
 def _ends(curve: PrivacyCurve, k: np.ndarray, dx: float) -> tuple[np.ndarray, np.ndarray]:
-    lo, up = curve._log_delta_ends_many(k * dx, rtol=UPPER_RTOL)
+    lo, up = curve._log_delta_ends_many((k * dx).astype(np.float64), rtol=UPPER_RTOL)
     up = np.minimum(np.asarray(up, dtype=np.float64), 0.0)
     _check(curve, up, k * dx)
     return np.minimum(np.asarray(lo, dtype=np.float64), up), up

@@ -158,9 +158,9 @@ def connect_the_dots(make: Callable[..., T], curve: PrivacyCurve, *, dx: float, 
     p[mid - k[outer]] += p_atoms[outer] * np.exp(-e[v][outer])
     q[mid - k[outer]] += p_atoms[outer]
     atoms = _Masses(-mid, p, q, 0.0, overflow_p=g[-1], overflow_q=g[-1])
-    out = make(interval=dx, offset=0, mass_upper=[1.0], mass_lower=[1.0], width=1.0,
-               pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets, log_mass_truncation_bound=bound,
-               _atoms=atoms)
+    out: Any = make(interval=dx, offset=0, mass_upper=[1.0], mass_lower=[1.0], width=1.0,
+                    pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets,
+                    log_mass_truncation_bound=bound, _atoms=atoms)
     left0 = (g[v[0]] - 1) / (1 + np.exp(-e[v[0]])) if e[v[0]] > 0 else LD(0)
     hull = _knots.hull_at_knots(e, g, v, left0)
     out.curve_looseness = _knots.looseness(e, hull, g, np.minimum(log_l, log_g).astype(LD), bound)
