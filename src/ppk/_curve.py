@@ -119,6 +119,20 @@ class PrivacyCurve:
         composing them as independent would under-report delta, and the accountant refuses it."""
         return None
 
+    def _log_delta_ends_many(self, eps: FloatArray, *, rtol: float) -> tuple[FloatArray, FloatArray]:
+        """``(lower, upper)``, logs, at every eps of an array, for ``connect_the_dots`` (ppk.pld.curves): ``upper``
+        is the certified upper curve; ``lower`` a lower end of some delta curve convex in e^eps that lies below it
+        (the query's own delta, or the bound it certifies), which only measures how loose the PLD is.  ``rtol``:
+        how narrow the pair may be (a query that brackets by summation may stop there; an upper end of a wider
+        bracket is still an upper end).  By default the upper curve as both (a query without this hook is
+        measured against its own upper curve)."""
+        log_u = np.asarray(self.log_delta_upper(eps), dtype=np.float64)
+        return log_u, log_u
+
+    #: True for a query whose upper curve costs a summation per eps (HistogramQuery, TablePlan): a PLD built
+    #: from it places its knots by the curve's drop (ppk.pld._knots); a cheap curve is read on a uniform grid.
+    _costly_curve: ClassVar[bool] = False
+
     def _exact_loss(self) -> ExactLoss | None:
         """How the query knows its privacy loss exactly, or None (the default): then
         ``PrivacyLossDistribution.from_curve`` builds a dominating pair from the certified upper curve alone."""
@@ -193,6 +207,10 @@ class BracketedCurve(PrivacyCurve):
     def _curve(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
         _, upper, scalar = self._log_bracket(eps)
         return upper, upper, scalar
+
+    def _log_delta_ends_many(self, eps: FloatArray, *, rtol: float) -> tuple[FloatArray, FloatArray]:
+        lower, upper, _ = self._log_bracket(eps)
+        return np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
 
     @overload
     def log_delta_bracket(self, eps: float) -> tuple[float, float]: ...

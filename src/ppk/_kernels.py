@@ -21,7 +21,7 @@ import numpy.typing as npt
 from . import _core
 
 __all__ = ["Curve", "METHODS", "interruptible", "check_interrupt", "counting_curve", "counting_log_delta_upper", "counting_log_delta_upper_many", "counting_tail_logs",
-           "gaussian_curve", "gaussian_log_delta_upper", "mixture_log_delta_bracket", "norm_logsf", "binom_logpmf", "beta_binomial_logpmf", "hypergeom_logpmf",
+           "gaussian_curve", "gaussian_log_delta_upper", "mixture_log_delta_bracket", "mixture_log_delta_brackets", "norm_logsf", "binom_logpmf", "beta_binomial_logpmf", "hypergeom_logpmf",
            "convolve_longdouble", "ridge_sensitivities", "clear_caches"]
 
 FloatArray = npt.NDArray[np.float64]
@@ -121,6 +121,19 @@ def mixture_log_delta_bracket(n_unknown: int, s: float, s_rest: float, q: float,
     lo, up, evaluations = _core.binomial_mixture_delta(n_unknown, s, s_rest, q, q_rest, sigma, eps, rtol,
                                                        max_evaluations)
     return float(lo), float(up), int(evaluations)
+
+
+def mixture_log_delta_brackets(n_unknown: int, s: float, s_rest: float, q: float, q_rest: float, *, sigma: float,
+                               eps: npt.ArrayLike, rtol: float, max_evaluations: int,
+                               block: int = 32) -> Tuple[FloatArray, FloatArray, npt.NDArray[np.int64]]:
+    """:func:`mixture_log_delta_bracket` at every eps of an array, in one call: neighbouring eps (``block``
+    of them) share the values of ``M`` and each law's pmf (cpp/include/ppk/histogram_many.hpp).  Each eps
+    keeps its own certified bracket, refined to ``rtol`` or its own ``max_evaluations``; returns the arrays
+    ``(log_lower, log_upper, evaluations)`` shaped like ``eps``.  GIL released, both cores, Ctrl-C interrupts."""
+    e = np.asarray(eps, dtype=np.float64)
+    lo, up, evaluations = _core.binomial_mixture_delta_many(n_unknown, s, s_rest, q, q_rest, sigma, e.ravel(), rtol,
+                                                            max_evaluations, block)
+    return lo.reshape(e.shape), up.reshape(e.shape), evaluations.reshape(e.shape)
 
 
 def gaussian_curve(*, sigma: float, eps: npt.ArrayLike, sensitivity: float = 1.0) -> Curve:

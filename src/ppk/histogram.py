@@ -35,7 +35,7 @@ import numpy.typing as npt
 from . import _kernels
 from ._curve import BracketedCurve
 from ._histogram_noiseless import NOISELESS_MAX_TERMS
-from ._pair_bound import pair_log_bracket
+from ._pair_bound import pair_log_bracket, pairs_log_brackets
 from .counting import CountingQuery
 from .noise import MIN_SCALE, Gaussian, RowSum
 from .noisy_query import NoisyQuery
@@ -245,6 +245,17 @@ class HistogramQuery(BracketedCurve):
         return pair_log_bracket(self.n_unknown, self.probs[a], self.probs[b], self._rest(a, b),
                                 sigma_eff=self.sigma / math.sqrt(2.0), eps=eps, rtol=self.rtol,
                                 max_evaluations=self.max_evaluations)
+
+    _costly_curve = True
+
+    def _log_delta_ends_many(self, eps: FloatArray, *, rtol: float) -> tuple[FloatArray, FloatArray]:
+        """The pair bound's bracket at every eps in one kernel call (connect_the_dots, ppk.pld.curves), to ``rtol``."""
+        a, b = self.worst_pair()
+        lo, up = pairs_log_brackets(self.n_unknown, [(self.probs[a], self.probs[b], self._rest(a, b),
+                                                      self.sigma / math.sqrt(2.0))],
+                                    eps=eps, rtol=rtol, max_evaluations=self.max_evaluations)
+        up = np.minimum(up, 0.0)
+        return np.minimum(lo, up), up
 
     def _single_bin_lower(self, eps: FloatArray) -> FloatArray:
         """max over a few single bins of the count's delta: each bin alone is a noisy count."""

@@ -36,7 +36,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ._curve import BracketedCurve
-from ._pair_bound import interruptible, pair_log_bracket
+from ._pair_bound import interruptible, pair_log_bracket, pairs_log_brackets
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
 from .histogram import MAX_HISTOGRAM_ROWS, probabilities
@@ -293,6 +293,15 @@ class TablePlan(BracketedCurve):
                                           eps=eps, rtol=self.rtol, max_evaluations=self.max_evaluations)
                 out.append((lo, up, self.n_unknown == 0 or rest == 0))
         return out
+
+    _costly_curve = True
+
+    def _log_delta_ends_many(self, eps: FloatArray, *, rtol: float) -> tuple[FloatArray, FloatArray]:
+        """Max over the pairs of their bounds' brackets at every eps (connect_the_dots): ppk._pair_bound.pairs_log_brackets."""
+        pairs = [(self.probs[a], self.probs[b], self._rest(a, b), sigma_eff) for a, b, sigma_eff in self._pairs]
+        lower, upper = pairs_log_brackets(self.n_unknown, pairs, eps=eps, rtol=rtol, max_evaluations=self.max_evaluations)
+        upper = np.minimum(upper, 0.0)
+        return np.minimum(lower, upper), upper
 
     def _count_lower(self, eps: FloatArray) -> FloatArray:
         """max over a few category sets S of the delta of the precision-weighted mean of the counts over S: a

@@ -99,6 +99,20 @@ class BinomialMixture {
 
   template <class EvalMany>
   MixtureBounds bracket(real rtol, std::int64_t max_evaluations, EvalMany&& eval_many) {
+    add_points(first_points(), eval_many);
+    MixtureBounds out;
+    for (;;) {
+      const std::vector<std::int64_t> next = next_points(rtol, max_evaluations, out);
+      if (next.empty()) break;
+      add_points(next, eval_many);
+    }
+    return out;
+  }
+
+  // The bracket in steps, for a caller that evaluates H for several of them at once (histogram_many.hpp):
+  // first_points(), then add() the bounds of H at them; next_points() says where to evaluate next, or
+  // nothing when the bracket (in out) is narrow enough or the budget is spent.
+  std::vector<std::int64_t> first_points() const {
     std::vector<std::int64_t> first{0, lo_, hi_ + 1};
     for (real z : {-40., -24., -16., -12., -9., -6., -4., -3., -2., -1.5, -1., -0.5, 0., 0.5, 1., 1.5, 2., 3.,
                    4., 6., 9.}) {
@@ -107,41 +121,52 @@ class BinomialMixture {
     }
     std::sort(first.begin(), first.end());
     first.erase(std::unique(first.begin(), first.end()), first.end());
-    add_points(first, eval_many);
-    MixtureBounds out;
-    for (;;) {
-      const Totals t = totals();
-      out.log_lower = t.log_lower;
-      out.log_upper = t.log_upper;
-      out.evaluations = static_cast<std::int64_t>(h_.size());
-      // narrow enough: relative width rtol, or for delta < e^-50, rtol |log delta| / 50 (a tiny delta
-      // needs no more digits, and the cost of the bracket grows with |log delta|)
-      const real allowed = std::log1p(rtol) * std::max<real>(1, -t.log_lower / 50);
-      if (!(t.log_upper - t.log_lower > allowed)) break;
-      if (out.evaluations >= max_evaluations) break;
-      // what splitting can still remove (the mass outside the window is counted in the upper end only)
-      real reducible = 0;
-      for (const Bucket& b : t.buckets)
-        if (b.end - b.begin >= 2) reducible += b.gap;
-      if (!(reducible > 0.1L * -std::expm1(t.log_lower - t.log_upper))) break;
-      // split the buckets with the widest gaps, a batch at a time (evaluated in parallel)
-      std::vector<std::pair<real, std::size_t>> order;   // (gap, index) of the splittable buckets
-      for (std::size_t i = 0; i < t.buckets.size(); ++i)
-        if (t.buckets[i].end - t.buckets[i].begin >= 2 && t.buckets[i].gap > 0) order.emplace_back(t.buckets[i].gap, i);
-      if (order.empty()) break;
-      std::sort(order.begin(), order.end(), std::greater<>());
-      const std::int64_t room = max_evaluations - out.evaluations;
-      const std::size_t batch = static_cast<std::size_t>(std::min<std::int64_t>(room, 8));
-      std::vector<std::int64_t> next;
-      for (std::size_t i = 0; i < order.size() && next.size() < batch; ++i)
-        next.push_back(split_point(t.buckets[order[i].second]));
-      add_points(next, eval_many);
-    }
-    return out;
+    return first;
+  }
+
+  bool has(std::int64_t m) const { return h_.find(m) != h_.end(); }
+
+  // The values of H seen so far (logs of certified bounds at each m).  A caller bracketing one law at
+  // several eps keeps one set per eps and swaps it in (the window, O(sqrt N) long doubles, is shared).
+  struct Point { real lower, upper; };
+  using Values = std::map<std::int64_t, Point>;
+  void swap_values(Values& other) { h_.swap(other); }
+
+  void add(std::int64_t m, const DeltaBounds& r) {
+    // the estimate is never above the truth by more than rounding (ppk/counting/threshold.hpp): 1e-12 covers it
+    const real upper = std::max(r.log_upper, r.log_delta);
+    h_[m] = Point{std::min(r.log_delta - 1e-12L, upper), upper};
+  }
+
+  std::vector<std::int64_t> next_points(real rtol, std::int64_t max_evaluations, MixtureBounds& out) const {
+    const Totals t = totals();
+    out.log_lower = t.log_lower;
+    out.log_upper = t.log_upper;
+    out.evaluations = static_cast<std::int64_t>(h_.size());
+    // narrow enough: relative width rtol, or for delta < e^-50, rtol |log delta| / 50 (a tiny delta
+    // needs no more digits, and the cost of the bracket grows with |log delta|)
+    const real allowed = std::log1p(rtol) * std::max<real>(1, -t.log_lower / 50);
+    if (!(t.log_upper - t.log_lower > allowed)) return {};
+    if (out.evaluations >= max_evaluations) return {};
+    // what splitting can still remove (the mass outside the window is counted in the upper end only)
+    real reducible = 0;
+    for (const Bucket& b : t.buckets)
+      if (b.end - b.begin >= 2) reducible += b.gap;
+    if (!(reducible > 0.1L * -std::expm1(t.log_lower - t.log_upper))) return {};
+    // split the buckets with the widest gaps, a batch at a time (evaluated in parallel)
+    std::vector<std::pair<real, std::size_t>> order;   // (gap, index) of the splittable buckets
+    for (std::size_t i = 0; i < t.buckets.size(); ++i)
+      if (t.buckets[i].end - t.buckets[i].begin >= 2 && t.buckets[i].gap > 0) order.emplace_back(t.buckets[i].gap, i);
+    std::sort(order.begin(), order.end(), std::greater<>());
+    const std::int64_t room = max_evaluations - out.evaluations;
+    const std::size_t batch = static_cast<std::size_t>(std::min<std::int64_t>(room, 8));
+    std::vector<std::int64_t> next;
+    for (std::size_t i = 0; i < order.size() && next.size() < batch; ++i)
+      next.push_back(split_point(t.buckets[order[i].second]));
+    return next;
   }
 
  private:
-  struct Point { real lower, upper; };   // logs of certified bounds on H_m
   struct Bucket { std::int64_t begin, end; real gap; };
   struct Totals { real log_lower, log_upper; std::vector<Bucket> buckets; };
 
@@ -149,13 +174,9 @@ class BinomialMixture {
   void add_points(const std::vector<std::int64_t>& ms, EvalMany&& eval_many) {
     std::vector<std::int64_t> todo;
     for (std::int64_t m : ms)
-      if (h_.find(m) == h_.end()) todo.push_back(m);
+      if (!has(m)) todo.push_back(m);
     const std::vector<DeltaBounds> r = eval_many(todo);
-    for (std::size_t i = 0; i < todo.size(); ++i) {
-      // the estimate is never above the truth by more than rounding (ppk/counting/threshold.hpp): 1e-12 covers it
-      const real upper = std::max(r[i].log_upper, r[i].log_delta);
-      h_[todo[i]] = Point{std::min(r[i].log_delta - 1e-12L, upper), upper};
-    }
+    for (std::size_t i = 0; i < todo.size(); ++i) add(todo[i], r[i]);
   }
 
   // log P(M in [a, b)) rounded down (lower) and up (upper), for a < b <= lo (left of the window) or

@@ -20,6 +20,7 @@ import numpy as np
 
 from .._curve import ExactLoss, PrivacyCurve
 from .._logmath import log1mexp
+from . import _knots
 from ._masses import _MASS_RTOL, LD, MAX_BUILD_BUCKETS, _Masses
 from .mechanisms import fitting_interval, from_pmfs, from_tails, gaussian
 
@@ -101,9 +102,10 @@ def connect_the_dots(make: Callable[..., T], curve: PrivacyCurve, *, dx: float, 
     """A pair that dominates every neighbouring pair of the query, from its certified upper curve alone.
 
     U(e) = ``curve.log_delta_upper`` bounds max(H_a(P||Q), H_a(Q||P)), a = e^e >= 1, for every neighbouring
-    pair (P, Q) of the query, H_a(P||Q) = sum (P - a Q)_+ the hockey stick.  On knots e_j = j h >= 0
-    (a multiple of the grid, at most ``curve_points`` of them, up to where U falls below
-    ``exp(bound)``) take g_j = min_{i <= j} U(e_i).  The pair built here is symmetric (its loss under Q
+    pair (P, Q) of the query, H_a(P||Q) = sum (P - a Q)_+ the hockey stick.  On knots e_j >= 0 (multiples
+    of the grid, at most ``curve_points`` of them, up to where U falls below ``exp(bound)``: evenly spaced
+    for a cheap curve, placed by the fall of U for a summed one, ppk.pld._knots) take g_j = min_{i <= j} U(e_i),
+    U(e_i) any certified upper end (the proof below uses nothing else).  The pair built here is symmetric (its loss under Q
     is minus its loss under P) and its profile G(a) = H_a(P*||Q*) is, for a >= 1, the lower convex hull
     of the points (e^e_j, g_j) and of their mirror images T(a, g) = (1/a, 1 - 1/a + g/a), flat at g_J
     beyond the last knot; for a < 1 it is 1 - a + a G(1/a).
@@ -126,6 +128,8 @@ def connect_the_dots(make: Callable[..., T], curve: PrivacyCurve, *, dx: float, 
     counted by the upper end only).  Rounding can make a mass of a nearly straight vertex negative;
     it is raised to 0, which only raises G.
 
+    How loose: ``curve_looseness`` on the PLD (ppk.pld._knots.looseness, docs/accuracy.md "Any query").
+
     The lower end: the curve bounds delta from above only, so the bucket representation is the pair of
     two equal laws (delta = 0 at every eps >= 0), below every pair; composed with other PLDs it leaves
     their lower ends as they are (composing more releases never lowers delta).
@@ -133,12 +137,8 @@ def connect_the_dots(make: Callable[..., T], curve: PrivacyCurve, *, dx: float, 
     reach = _reach(curve, dx, bound)
     dx = fitting_interval(dx, 2 * reach, 3, max_buckets, repr(curve))
     k_reach = max(1, math.ceil(reach / dx))
-    step = max(1, math.ceil(k_reach / (curve_points - 1)))      # knots every `step` grid points
-    knots = np.arange(0, -(-k_reach // step) + 1) * step
+    knots, log_l, log_u = _knots.knots(curve, dx, bound, k_reach, curve_points)
     eps = knots * dx
-    log_u = np.minimum(np.asarray(curve.log_delta_upper(eps), dtype=np.float64), 0.0)
-    if np.isnan(log_u).any():
-        raise ValueError(f"{curve!r} gave NaN for log_delta_upper on [0, {eps[-1]:.6g}]")
     log_g = np.minimum.accumulate(log_u).astype(LD)         # the truth is non-increasing
     e = eps.astype(LD)
     g = np.exp(log_g)
@@ -158,9 +158,14 @@ def connect_the_dots(make: Callable[..., T], curve: PrivacyCurve, *, dx: float, 
     p[mid - k[outer]] += p_atoms[outer] * np.exp(-e[v][outer])
     q[mid - k[outer]] += p_atoms[outer]
     atoms = _Masses(-mid, p, q, 0.0, overflow_p=g[-1], overflow_q=g[-1])
-    return make(interval=dx, offset=0, mass_upper=[1.0], mass_lower=[1.0], width=1.0,
-                pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets, log_mass_truncation_bound=bound,
-                _atoms=atoms)
+    out: Any = make(interval=dx, offset=0, mass_upper=[1.0], mass_lower=[1.0], width=1.0,
+                    pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets,
+                    log_mass_truncation_bound=bound, _atoms=atoms)
+    left0 = (g[v[0]] - 1) / (1 + np.exp(-e[v[0]])) if e[v[0]] > 0 else LD(0)
+    hull = _knots.hull_at_knots(e, g, v, left0)
+    out.curve_looseness = _knots.looseness(e, hull, g, np.minimum(log_l, log_g).astype(LD), bound)
+    out._curve_knots = int(knots.size)
+    return out
 
 
 def _reach(curve: PrivacyCurve, dx: float, bound: float) -> float:
@@ -168,13 +173,13 @@ def _reach(curve: PrivacyCurve, dx: float, bound: float) -> float:
     or where it stops falling (a mass at infinite loss, e.g. a noiseless count's: the flat end is that
     mass, so knots beyond would add nothing)."""
     def below(e: float) -> bool:
-        return curve._log_delta_upper_at(e) < bound
+        return _knots.coarse_upper(curve, e) < bound
     if below(0.0):
         return 0.0
     lo, hi = 0.0, 1.0
-    before = curve._log_delta_upper_at(0.0)
+    before = _knots.coarse_upper(curve, 0.0)
     while not below(hi):
-        now = curve._log_delta_upper_at(hi)
+        now = _knots.coarse_upper(curve, hi)
         if before - now < 1e-9:
             return hi
         before, lo, hi = now, hi, 2 * hi

@@ -130,6 +130,9 @@ class PrivacyLossDistribution(DpAccountingNames):
         self.composition = composition
         self.log_mass_truncation_bound = log_mass_truncation_bound
         self._shared_noise_key = shared_noise_key
+        #: from_curve's connect-the-dots pair only: how far its delta may be above the query's (docs/accuracy.md,
+        #: "Any query"); None for any other PLD
+        self.curve_looseness: float | None = None
         self._sums: tuple | None = None
         if reach is None:
             width = buckets.width if buckets is not None else 1.0
@@ -258,8 +261,9 @@ class PrivacyLossDistribution(DpAccountingNames):
         """The PLD of any query (CountingQuery, NoisyQuery, HistogramQuery, OverlappingCounts): exact when
         the query knows its loss (a noisy count: the tails of its loss from the C++ kernel), otherwise the
         connect-the-dots pair of Doroshenko et al. (PETS 2022) from its certified upper curve on
-        ``curve_points`` values of eps, which dominates the query (docs/accuracy.md, "Any query"; the proof
-        in ppk.pld.curves): its upper end never under-reports delta, composed or not; its lower end is 0.
+        at most ``curve_points`` values of eps, which dominates the query (docs/accuracy.md, "Any query"; the
+        proof in ppk.pld.curves): its upper end never under-reports delta, composed or not; its lower end is 0;
+        its ``curve_looseness`` says how far above the query's delta it may be.
         It keeps the query's unknown rows (:meth:`compose` refuses two releases over the same ones)."""
         instance("curve", curve, PrivacyCurve, "a ppk query (CountingQuery, NoisyQuery, HistogramQuery, "
                  "OverlappingCounts)")
