@@ -140,3 +140,24 @@ def test_a_count_and_a_histogram_of_one_table():
     # a count of another table (other n) is independent
     ppk.Accountant(value_discretization_interval=1e-3).add(count).add(ppk.CountingQuery(n=3000, known=1000, p=0.3,
                                                                                         sigma=4.0))
+
+
+def test_a_plan_of_one_bracketed_query_answers_from_its_own_bracket():
+    """One query released once: the plan's delta and eps are the query's own certified bracket (two-sided,
+    no truncation: delta(1) far below the PLD's e^-100 overflow), and the PLD is built only when a second release
+    joins.  Fails if the accountant answers from the connect-the-dots PLD (lower end 0, delta(1) ~ 1e-48)."""
+    hist = ppk.HistogramQuery(n=300, known=30, probs=[0.3, 0.3, 0.4], sigma=1.0)
+    acc = ppk.Accountant().add(hist)
+    eps = np.array([0.05, 0.3, 10.0])
+    lo, up = acc.delta_bracket(eps)
+    want_lo, want_up = hist.delta_bracket(eps)
+    np.testing.assert_array_equal(lo, want_lo)
+    np.testing.assert_array_equal(up, want_up)
+    assert lo[0] > 0 and up[2] < 1e-50   # the PLD would carry its overflow mass, ~1e-48
+    assert acc._plan[0][1] is None   # no PLD built
+    assert acc.epsilon(1e-6) == hist.epsilon(1e-6) == acc.get_epsilon(1e-6)
+    # a second release composes through the PLDs, never below either part's own upper end
+    acc.add_gaussian(sigma=30.0)
+    _, composed_up = acc.delta_bracket(eps)
+    assert np.all(composed_up >= want_up)
+    assert acc._plan[0][1] is not None

@@ -20,7 +20,7 @@ from typing import Any, Callable, Hashable, Iterator, overload
 import numpy as np
 import numpy.typing as npt
 
-from .._curve import PrivacyCurve
+from .._curve import BracketedCurve, PrivacyCurve
 from .._typing import FloatArray
 from .._validate import choice, flag, integer, real, real_array, text
 from . import _convolution, dp_events, mechanisms
@@ -75,7 +75,7 @@ class Accountant:
         self.composition = choice("composition", composition, _convolution.METHODS)
         self.progress = flag("progress", progress)
         self.neighboring_relation = dp_events.neighboring_relation(neighboring_relation)
-        self._plan: list[tuple[str, PrivacyLossDistribution, int]] = []
+        self._plan: list[tuple[str, PrivacyLossDistribution | None, int]] = []   # None: built when needed (_leaf)
         self._databases: dict[Hashable, str] = {}
         self._composed: PrivacyLossDistribution | None = None
         self._sources: list[tuple[Hashable | None, Any]] = []   # each plan entry's rows key and release
@@ -121,11 +121,12 @@ class Accountant:
         if shared_rows == "plain" and key is not None and (key in self._databases or times > 1):
             release, key = self._without_natural_noise(release, key, label)
         self._check_rows(key, release, times)
-        pld = release if isinstance(release, PrivacyLossDistribution) else PrivacyLossDistribution.from_curve(
-            release, value_discretization_interval=self.value_discretization_interval)
+        # a query's PLD is built when the plan needs it (_leaf): a plan of that one query answers from its own
+        # certified bracket (_alone), which a PLD would only loosen
+        pld = release.with_composition(self.composition) if isinstance(release, PrivacyLossDistribution) else None
         if key is not None:
             self._databases[key] = label
-        self._plan.append((label, pld.with_composition(self.composition), times))
+        self._plan.append((label, pld, times))
         self._sources.append((key, release))
         self._composed = None
         return self
@@ -159,9 +160,7 @@ class Accountant:
                                  "take its natural noise out; add the query it came from instead")
             plain = source.without_natural_noise()
             old_label, _, times = self._plan[i]
-            self._plan[i] = (old_label, PrivacyLossDistribution.from_curve(
-                plain, value_discretization_interval=self.value_discretization_interval).with_composition(
-                self.composition), times)
+            self._plan[i] = (old_label, None, times)   # rebuilt from `plain` when needed (_leaf)
             self._sources[i] = (None, plain)
             self.notes.append(f"{old_label}: accounted at its added noise alone (shares unknown rows with {label})")
         if not isinstance(release, PrivacyCurve):
@@ -271,16 +270,37 @@ class Accountant:
         return self.add(pld, times=times, name=name)
 
     # -- the composed curve ------------------------------------------------------------------------
+    def _leaf(self, i: int) -> PrivacyLossDistribution:
+        """Entry ``i``'s PLD, built from its query on the plan's grid the first time it is needed."""
+        label, pld, times = self._plan[i]
+        if pld is None:
+            source = self._sources[i][1]
+            pld = PrivacyLossDistribution.from_curve(
+                source, value_discretization_interval=self.value_discretization_interval).with_composition(
+                self.composition)
+            self._plan[i] = (label, pld, times)
+        return pld
+
+    def _alone(self) -> BracketedCurve | None:
+        """The query when the plan is one bracketed query released once: composing one release is the release
+        itself, so its own certified bracket is the plan's (docs/accuracy.md, "Any query"), two-sided and
+        without the PLD's grid, truncation or knots.  None for any other plan."""
+        if len(self._plan) != 1 or self._plan[0][2] != 1:
+            return None
+        source = self._sources[0][1]
+        return source if isinstance(source, BracketedCurve) else None
+
     def pld(self) -> PrivacyLossDistribution:
         """The composed privacy loss distribution of the whole plan (computed once)."""
         if not self._plan:
             raise ValueError("the plan is empty: add releases first")
         if self._composed is None:
             out: PrivacyLossDistribution | None = None
-            for i, (label, pld, times) in enumerate(self._plan, 1):
+            for i, (label, _, times) in enumerate(self._plan):
                 if self.progress:
-                    print(f"ppk accountant: composing {i}/{len(self._plan)}: {label} x {times}", file=sys.stderr,
+                    print(f"ppk accountant: composing {i + 1}/{len(self._plan)}: {label} x {times}", file=sys.stderr,
                           flush=True)
+                pld = self._leaf(i)
                 part = pld.self_compose(times) if times > 1 else pld
                 out = part if out is None else out.compose(part)
             self._composed = out
@@ -298,8 +318,11 @@ class Accountant:
     def delta_bracket(self, eps: npt.ArrayLike | None = None, *, epsilon: npt.ArrayLike | None = None
                       ) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
         """(lower, upper) on the plan's delta(eps): certified, vectorised over eps (``epsilon=``: the same,
-        under dp_accounting's word)."""
-        return self.pld().delta_bracket(_eps_or_epsilon(eps, epsilon))
+        under dp_accounting's word).  A plan of one bracketed query released once answers from the query's own
+        bracket (:meth:`pld` is then a looser, composable stand-in)."""
+        eps = _eps_or_epsilon(eps, epsilon)
+        alone = self._alone()
+        return alone.delta_bracket(eps) if alone is not None else self.pld().delta_bracket(eps)
 
     @overload
     def delta(self, eps: float) -> float: ...
@@ -317,12 +340,12 @@ class Accountant:
 
     def epsilon(self, delta: float) -> float:
         """The smallest eps whose certified delta is <= ``delta`` (rounded up)."""
-        return self.pld().get_epsilon_for_delta(delta)
+        alone = self._alone()
+        return alone.epsilon(delta) if alone is not None else self.pld().get_epsilon_for_delta(delta)
 
     def get_epsilon(self, target_delta: float) -> float:
         """dp_accounting's name for :meth:`epsilon`: the certified eps at ``target_delta``."""
-        return self.pld().get_epsilon_for_delta(real("target_delta", target_delta, minimum=0.0, maximum=1.0,
-                                                     min_inclusive=False))
+        return self.epsilon(real("target_delta", target_delta, minimum=0.0, maximum=1.0, min_inclusive=False))
 
     def get_delta(self, target_epsilon: float) -> float:
         """dp_accounting's name for :meth:`delta` at one eps: the certified upper end at ``target_epsilon``."""
@@ -331,7 +354,8 @@ class Accountant:
     def power_bracket(self, alpha: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
         """Certified ``(lower, upper)`` on the best attack's power 1 - beta(alpha) at false-positive rate alpha
         (vectorised), of the composed plan: :func:`ppk.tradeoff.power_bracket`, docs/tradeoff.md."""
-        return self.pld().power_bracket(alpha)
+        alone = self._alone()
+        return alone.power_bracket(alpha) if alone is not None else self.pld().power_bracket(alpha)
 
 
 @contextlib.contextmanager
