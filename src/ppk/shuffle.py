@@ -23,7 +23,7 @@ import numpy.typing as npt
 
 from ._curve import BracketedCurve
 from ._shuffle_progress import Reporter, _check as _check_progress
-from ._shuffle_split import DEPTH, RANGE_DEPTH, Flip, check_interrupt, interruptible, split_curve
+from ._shuffle_split import DEPTH, RANGE_DEPTH, Flip, check_interrupt, derived_curve, interruptible, split_curve
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
 
@@ -152,14 +152,24 @@ class ShuffledRandomizedResponse(BracketedCurve):
         return self._flip.r
 
     # -- one split, and a range of splits
-    def _range_curve(self, first: int, last: int) -> Any:
+    def _range_curve(self, first: int, last: int, parent: tuple[int, int] | None = None) -> Any:
         """The curve of splits ``first`` (known 1s) with the ``last - first`` users whose inputs vary in the
-        range removed: it bounds every split ``first..last`` (the attacker told their reports knows more)."""
+        range removed: it bounds every split ``first..last`` (the attacker told their reports knows more).
+        A range inside the cached range ``parent`` is the parent's law plus the users it holds fixed (1s below
+        ``first``, 0s above ``last``): derived from the parent's log C by one small convolution."""
         key = (first, last)
         curve = self._curves.get(key)
         if curve is None:   # setdefault: threads racing here all use the first curve stored (equal anyway)
-            made = split_curve(self._flip, ones=first, zeros=self.known - last, unknown=self.n - 1 - self.known,
-                               q=self._q, depth=DEPTH if first == last else RANGE_DEPTH, backward_only=self._mirrored)
+            made = None
+            if parent is not None and first < last and parent in self._curves:
+                a, b = parent
+                added = (first - a, True) if b == last else (b - last, False) if a == first else (0, True)
+                made = derived_curve(self._curves[parent], count=added[0], ones=added[1], depth=RANGE_DEPTH,
+                                     backward_only=self._mirrored)
+            if made is None:
+                made = split_curve(self._flip, ones=first, zeros=self.known - last, unknown=self.n - 1 - self.known,
+                                   q=self._q, depth=DEPTH if first == last else RANGE_DEPTH,
+                                   backward_only=self._mirrored)
             curve = self._curves.setdefault(key, made)
         return curve
 
@@ -199,10 +209,11 @@ class ShuffledRandomizedResponse(BracketedCurve):
         best = -math.inf                                  # the largest lower end of a split evaluated
         heap: list[tuple[float, int, int]] = []           # ranges still open, largest upper end first
         done: list[tuple[float, int, int]] = []           # single splits, evaluated exactly
+        parents: dict[tuple[int, int], tuple[int, int]] = {}   # a half -> the range it was cut from
 
         def evaluate(keys: list[tuple[int, int]]) -> None:
             nonlocal best
-            ends = _map(pool, lambda key: self._range_curve(*key).log_bracket(eps), keys)
+            ends = _map(pool, lambda key: self._range_curve(key[0], key[1], parents.get(key)).log_bracket(eps), keys)
             for (first, last), (low, up) in zip(keys, ends):
                 if first == last:                         # one split: exact, and a candidate for the best
                     best = max(best, low)
@@ -230,6 +241,7 @@ class ShuffledRandomizedResponse(BracketedCurve):
                 else:
                     mid = (first + last) // 2
                     keys += [(first, mid), (mid + 1, last)]
+                    parents[(first, mid)] = parents[(mid + 1, last)] = (first, last)
             evaluate(keys)
             if reporter is not None and reporter.due():   # the share of the splits settled so far
                 open_ = sum(b - a + 1 for neg, a, b in heap if -neg > best + slack)
