@@ -21,14 +21,16 @@ void register_shuffle(py::module_& m) {
            py::arg("ones"), py::arg("zeros"), py::arg("unknown"), py::arg("r"), py::arg("q"), py::arg("eps0"),
            py::arg("depth"), py::arg("backward_only"))
       .def(py::init([](std::shared_ptr<ppk::ShuffleSplit> parent, std::int64_t count, bool ones, double depth,
-                       bool backward_only) {
+                       bool backward_only, bool upper_only) {
              if (!parent) throw std::invalid_argument("parent must be a ShuffleSplit");
              if (count < 1 || !(depth > 0)) throw std::invalid_argument("count >= 1 and depth > 0");
              return std::make_shared<ppk::ShuffleSplit>(std::shared_ptr<const ppk::ShuffleSplit>(parent), count, ones,
-                                                        depth, backward_only);
+                                                        depth, backward_only, upper_only);
            }),
            py::arg("parent"), py::arg("count"), py::arg("ones"), py::arg("depth"), py::arg("backward_only"),
-           "The parent's law plus `count` users whose input is known (1 when `ones`, else 0).")
+           py::arg("upper_only") = false,
+           "The parent's law plus `count` users whose input is known (1 when `ones`, else 0); upper_only: the "
+           "lower end of log_bracket is -inf.")
       .def("log_bracket",
            [](const ppk::ShuffleSplit& s, double eps) {
              // on this thread, the GIL released; the convolutions poll for Ctrl-C (any thread: bindings.hpp)

@@ -456,13 +456,15 @@ def _backward(low: FloatArray, up: FloatArray, log_rho1: float, slack: float, en
     return _log_sum(t_low), _log_sum(t_up), inner_ok, tail
 
 
-def derived_curve(parent, *, count: int, ones: bool, depth: float, backward_only: bool):
+def derived_curve(parent, *, count: int, ones: bool, depth: float, backward_only: bool, upper_only: bool = False):
     """The curve of ``parent``'s law (a C++ split curve) plus ``count`` users whose input is known to be 1
     (``ones``) or 0: log C is the parent's certified log C convolved with that one binomial (ppk/shuffle.hpp;
-    docs/shuffle.md, "Ranges derived from their parent"); None when the parent is the Python reference."""
+    docs/shuffle.md, "Ranges derived from their parent"); None when the parent is the Python reference.
+    ``upper_only``: its lower end is -inf (for ranges, which only prune)."""
     if not isinstance(parent, _kernels._core.ShuffleSplit) or count < 1:
         return None
-    return _kernels._core.ShuffleSplit(parent, int(count), bool(ones), float(depth), bool(backward_only))
+    return _kernels._core.ShuffleSplit(parent, int(count), bool(ones), float(depth), bool(backward_only),
+                                       bool(upper_only))
 
 
 def split_curve(flip: Flip, *, ones: int, zeros: int, unknown: int, q: float, depth: float = DEPTH,

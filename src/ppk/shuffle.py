@@ -120,7 +120,7 @@ class ShuffledRandomizedResponse(BracketedCurve):
         self._flip = Flip(self.eps0)
         r = self._flip.r
         self._q = r + (self.p or 0.0) * (1 - 2 * r)
-        self._curves: dict[tuple[int, int], Any] = {}       # (first, last) -> a curve with log_bracket(eps)
+        self._curves: dict[tuple, Any] = {}   # (first, last) or ("split", j) -> a curve with log_bracket(eps)
         self._progress: Any = None
 
     @property
@@ -161,16 +161,30 @@ class ShuffledRandomizedResponse(BracketedCurve):
         curve = self._curves.get(key)
         if curve is None:   # setdefault: threads racing here all use the first curve stored (equal anyway)
             made = None
-            if parent is not None and first < last and parent in self._curves:
+            if parent is not None and parent in self._curves:
                 a, b = parent
+                if first == last and a < first and last < b:    # one split inside: through (first, b)
+                    self._range_curve(first, b, parent)
+                    a = first
                 added = (first - a, True) if b == last else (b - last, False) if a == first else (0, True)
-                made = derived_curve(self._curves[parent], count=added[0], ones=added[1], depth=RANGE_DEPTH,
-                                     backward_only=self._mirrored)
+                made = derived_curve(self._curves[(a, b)], count=added[0], ones=added[1],
+                                     depth=DEPTH if first == last else RANGE_DEPTH, backward_only=self._mirrored,
+                                     upper_only=first < last)    # a range only prunes: its upper end
             if made is None:
                 made = split_curve(self._flip, ones=first, zeros=self.known - last, unknown=self.n - 1 - self.known,
                                    q=self._q, depth=DEPTH if first == last else RANGE_DEPTH,
                                    backward_only=self._mirrored)
             curve = self._curves.setdefault(key, made)
+        return curve
+
+    def _split_curve(self, j: int) -> Any:
+        """Split ``j``'s curve computed directly, never derived (:meth:`split_log_delta_bracket`'s: a derived
+        split's upper end may carry its parent's pruning allowance, ``e^-RANGE_DEPTH`` of the value)."""
+        curve = self._curves.get(("split", j))
+        if curve is None:
+            made = split_curve(self._flip, ones=j, zeros=self.known - j, unknown=self.n - 1 - self.known, q=self._q,
+                               depth=DEPTH, backward_only=self._mirrored)
+            curve = self._curves.setdefault(("split", j), made)
         return curve
 
     @property
@@ -184,9 +198,9 @@ class ShuffledRandomizedResponse(BracketedCurve):
         ones = integer("ones", ones, minimum=0, maximum=self.known)
         eps = real("eps", eps, minimum=0.0)
         with interruptible():
-            low, up = self._range_curve(ones, ones).log_bracket(eps)
+            low, up = self._split_curve(ones).log_bracket(eps)
             if self._mirrored:  # the curves hold the backward order; split ones's forward one is known - ones's
-                mirror = self._range_curve(self.known - ones, self.known - ones).log_bracket(eps)
+                mirror = self._split_curve(self.known - ones).log_bracket(eps)
                 low, up = max(low, mirror[0]), max(up, mirror[1])
         return min(low, 0.0), min(up, 0.0)
 
@@ -238,6 +252,7 @@ class ShuffledRandomizedResponse(BracketedCurve):
                 _, first, last = heapq.heappop(heap)
                 if last - first < 8:                      # a short range: every split in it, exactly
                     keys += [(j, j) for j in range(first, last + 1)]
+                    parents.update({(j, j): (first, last) for j in range(first, last + 1)})
                 else:
                     mid = (first + last) // 2
                     keys += [(first, mid), (mid + 1, last)]

@@ -97,8 +97,10 @@ class ShuffleSplit {
   // The law of `parent` plus `count` more users with known input (1 when `ones`, else 0): log C is the parent's
   // certified log C convolved with that one binomial (docs/shuffle.md, "Ranges derived from their parent") --
   // a convolution as wide as the added users' law, not as the whole narrower group's.
+  // upper_only: the lower end of log_bracket is -inf (a range that only prunes needs no lower end; it saves
+  // half of the hockey-stick sums' logarithms).
   ShuffleSplit(std::shared_ptr<const ShuffleSplit> parent, std::int64_t count, bool ones, double depth,
-               bool backward_only);
+               bool backward_only, bool upper_only = false);
   std::pair<double, double> log_bracket(double eps) const;
 
  private:
@@ -120,6 +122,7 @@ class ShuffleSplit {
   std::int64_t shift_ = 0, size_ = 0, block_ = 16;
   double mean_ = 0, var_ = 0, dev_ = 0, r_, eps0_, depth_;
   bool backward_only_;
+  bool upper_only_ = false;
   std::unique_ptr<BlockCache> cache_ = std::make_unique<BlockCache>();
 
   double saddle(double target) const;

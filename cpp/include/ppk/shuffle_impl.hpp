@@ -62,8 +62,8 @@ inline ShuffleSplit::ShuffleSplit(std::int64_t ones, std::int64_t zeros, std::in
 }
 
 inline ShuffleSplit::ShuffleSplit(std::shared_ptr<const ShuffleSplit> parent, std::int64_t count, bool ones,
-                                  double depth, bool backward_only)
-    : r_(parent->r_), eps0_(parent->eps0_), depth_(depth), backward_only_(backward_only) {
+                                  double depth, bool backward_only, bool upper_only)
+    : r_(parent->r_), eps0_(parent->eps0_), depth_(depth), backward_only_(backward_only), upper_only_(upper_only) {
   if (!(r_ > 0) || count < 1) throw std::invalid_argument("a derived split adds at least one user, with r > 0");
   const Group g{count, r_, ones};
   narrow_ = g;
@@ -75,7 +75,9 @@ inline ShuffleSplit::ShuffleSplit(std::shared_ptr<const ShuffleSplit> parent, st
   var_ = parent->var_ + count * r_ * (1 - r_);
   dev_ = parent->dev_;   // the same r and q: the same allowance per count of deviation
   parent_ = std::move(parent);
-  while (block_ < (std::int64_t(1) << 16) && static_cast<double>(block_) < 2 * std::sqrt(var_)) block_ *= 2;
+  // blocks of about half a standard deviation (a power of two, 16 .. 2^16): a derived block costs its length
+  // times the kernel's window, so the blocks an order's window touches but does not need are kept short
+  while (block_ < (std::int64_t(1) << 16) && static_cast<double>(block_) < 0.5 * std::sqrt(var_)) block_ *= 2;
 }
 
 // The tilt whose tilted law has mean target: Newton on the increasing tilted mean, kept in a bracket.
@@ -347,8 +349,12 @@ inline void ShuffleSplit::derived_inside(std::int64_t lo, std::int64_t hi, doubl
     const double t = static_cast<double>(t0 + i);
     const double scale = ma + mb - lam * (t - xm - ym);
     const double err = base + 2 * kDU * std::fabs(scale);
-    lower[i] = std::log(cu[i]) + scale - err - gap;
-    upper[i] = std::log(cu[i] * (1 + 4 * kDU) + extra) + scale + err;
+    const double lc = std::log(cu[i]);
+    lower[i] = lc + scale - err - gap;
+    // log(c (1 + 4u) + extra) <= log c + 4u + extra / c (log(1 + x) <= x): one logarithm a value; the sum's own
+    // rounding is a few u of |lc| + |scale| + err, allowed for by 4u (|lc| + 1) on top of err's 2u |scale|
+    upper[i] = cu[i] > 0 ? lc + scale + err + (4 * kDU + extra / cu[i]) + 4 * kDU * (std::fabs(lc) + 1)
+                         : std::log(extra) + scale + err;
   }
 }
 
@@ -428,14 +434,14 @@ inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) c
     if (forward) {   // (C(s-1) - rho1 C(s))_+
       for (std::size_t i = 0; i + 1 < m; ++i) {
         t_up[i] = Up[i] + log1mexp_d(L[i + 1] - Up[i] + (log_rho1 - slack));
-        t_low[i] = L[i] + log1mexp_d(Up[i + 1] - L[i] + (log_rho1 + slack));
+        if (!upper_only_) t_low[i] = L[i] + log1mexp_d(Up[i + 1] - L[i] + (log_rho1 + slack));
       }
       inner_ok = lo == first || Up[0] - L[1] <= log_rho1 - slack;
       tail = hi == last ? -kDInf : geometric(Up[m - 1], Up[m - 1] - L[m - 2]);
     } else {   // (C(s) - rho1 C(s-1))_+
       for (std::size_t i = 0; i + 1 < m; ++i) {
         t_up[i] = Up[i + 1] + log1mexp_d(L[i] - Up[i + 1] + (log_rho1 - slack));
-        t_low[i] = L[i + 1] + log1mexp_d(Up[i] - L[i + 1] + (log_rho1 + slack));
+        if (!upper_only_) t_low[i] = L[i + 1] + log1mexp_d(Up[i] - L[i + 1] + (log_rho1 + slack));
       }
       inner_ok = hi == last || L[m - 2] - Up[m - 1] >= -log_rho1 + slack;
       tail = lo == first ? -kDInf : geometric(Up[0], Up[0] - L[1]);
@@ -446,7 +452,7 @@ inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) c
     const bool tail_ok = tail == -kDInf || tail <= upper - depth_;
     if (inner_ok && tail_ok) {   // both orders carry the factor f; the sums' rounding is (log2 n + 4) u
       const double grow = slack + (std::log2(static_cast<double>(hi - lo + 2)) + 4) * kDU * 1.01;
-      return {log_f + lower - grow, log_f + log_add(upper, tail) + grow};
+      return {upper_only_ ? -kDInf : log_f + lower - grow, log_f + log_add(upper, tail) + grow};
     }
     if (!inner_ok) inner *= 2;
     if (!tail_ok) outer *= 2;
