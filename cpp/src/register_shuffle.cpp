@@ -31,6 +31,8 @@ void register_shuffle(py::module_& m) {
            py::arg("upper_only") = false,
            "The parent's law plus `count` users whose input is known (1 when `ones`, else 0); upper_only: the "
            "lower end of log_bracket is -inf.")
+      .def("set_range_users", &ppk::ShuffleSplit::set_range_users, py::arg("users"),
+           "This curve bounds a range of users + 1 splits: its backward upper end keeps their certified loss.")
       .def("log_bracket",
            [](const ppk::ShuffleSplit& s, double eps) {
              // on this thread, the GIL released; the convolutions poll for Ctrl-C (any thread: bindings.hpp)

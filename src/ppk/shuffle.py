@@ -174,6 +174,8 @@ class ShuffledRandomizedResponse(BracketedCurve):
                 made = split_curve(self._flip, ones=first, zeros=self.known - last, unknown=self.n - 1 - self.known,
                                    q=self._q, depth=DEPTH if first == last else RANGE_DEPTH,
                                    backward_only=self._mirrored)
+            if first < last and self._mirrored and hasattr(made, "set_range_users"):
+                made.set_range_users(last - first)    # the tighter bound on a range (docs/shuffle.md)
             curve = self._curves.setdefault(key, made)
         return curve
 

@@ -102,6 +102,10 @@ class ShuffleSplit {
   ShuffleSplit(std::shared_ptr<const ShuffleSplit> parent, std::int64_t count, bool ones, double depth,
                bool backward_only, bool upper_only = false);
   std::pair<double, double> log_bracket(double eps) const;
+  // This curve is the removal bound of a range of `users` + 1 splits (docs/shuffle.md, "A tighter bound on a
+  // range"): the backward order's upper end then keeps what adding back the range's users must take away
+  // (set before the curve is shared).
+  void set_range_users(std::int64_t users) { range_users_ = users; }
 
  private:
   using Group = shuffle_detail::Group;
@@ -123,6 +127,7 @@ class ShuffleSplit {
   double mean_ = 0, var_ = 0, dev_ = 0, r_, eps0_, depth_;
   bool backward_only_;
   bool upper_only_ = false;
+  std::int64_t range_users_ = 0;
   std::unique_ptr<BlockCache> cache_ = std::make_unique<BlockCache>();
 
   double saddle(double target) const;
@@ -135,6 +140,7 @@ class ShuffleSplit {
   std::shared_ptr<const Block> block(std::int64_t index) const;
   void get(std::int64_t lo, std::int64_t hi, std::vector<double>& lower, std::vector<double>& upper) const;
   std::pair<double, double> order(double eps, bool forward) const;
+  double range_tightened(double log_s, double centre, double log_rho1, double slack) const;
 };
 
 }  // namespace ppk

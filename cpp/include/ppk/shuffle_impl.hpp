@@ -393,6 +393,66 @@ inline void ShuffleSplit::get(std::int64_t lo, std::int64_t hi, std::vector<doub
   }
 }
 
+// The backward order's S = sum_s (C(s) - rho1 C(s-1))_+ (log_s: log of its certified upper end) for a range's
+// removal law R, lowered by what every split of the range must lose (docs/shuffle.md, "A tighter bound on a
+// range").  Split j of the range is R + D_j, D_j = Bin(i, 1 - r) + Bin(m - i, r) (i = j - first, m the range's
+// users), and with h(s) = C_R(s) - rho1 C_R(s-1), which changes sign once (at theta, between s0 and s0 + 1),
+//   sum_s (h * K_j)_+ = S - sum_s min(h_+ * K_j, h_- * K_j)    (K_j the law of D_j).
+// If |h(s)| >= kappa |s - theta| on theta -+ (m + 1), the loss is at least that of the straight line, which is
+// kappa (V / 2 + w(theta) - w(theta + E D_j)) exactly, V = m r (1 - r) the same for every j, w(x) = u (1 - u) / 2
+// with u the fractional part of x.  kappa is the least certified slope over that window, for the best of eight
+// theta in [s0, s0 + 1).  Returns log_s unchanged whenever a condition cannot be certified.
+inline double ShuffleSplit::range_tightened(double log_s, double centre, double log_rho1, double slack) const {
+  using namespace shuffle_detail;
+  const std::int64_t m = range_users_;
+  const double V = static_cast<double>(m) * r_ * (1 - r_);
+  // nothing to gain where the straight line's loss is <= 0, nor (the slope varies over the window) from ranges
+  // wider than a quarter of a standard deviation, whose window would reach past the cached blocks
+  if (!(V > 0.25) || static_cast<double>(m) > std::max(64.0, 0.25 * std::sqrt(var_)) || !std::isfinite(log_s))
+    return log_s;
+  const std::int64_t reach = m + 8 + static_cast<std::int64_t>(0.5 * std::sqrt(var_));
+  const std::int64_t c = static_cast<std::int64_t>(std::floor(centre));
+  std::vector<double> L, Up;
+  get(c - reach - 1, c + reach, L, Up);   // log C on c - reach - 1 .. c + reach
+  const std::size_t nn = L.size() - 1;    // s = c - reach + k, k in 0..nn-1, C(s) = L[k + 1], C(s - 1) = L[k]
+  std::vector<double> pos(nn), neg(nn);   // certified lower ends of h(s) / S and of -h(s) / S (0: not certain)
+  for (std::size_t k = 0; k < nn; ++k) {
+    const double hp = L[k + 1] + log1mexp_d(Up[k] - L[k + 1] + (log_rho1 + slack));
+    const double hn = (log_rho1 - slack) + L[k] + log1mexp_d(Up[k + 1] - L[k] - (log_rho1 - slack));
+    pos[k] = std::isnan(hp) ? 0.0 : std::exp(hp - log_s) * (1 - 8 * kDU);
+    neg[k] = std::isnan(hn) ? 0.0 : std::exp(hn - log_s) * (1 - 8 * kDU);
+  }
+  std::int64_t k0 = -1;   // s0 = c - reach + k0: the last certainly positive term before a certainly negative one
+  for (std::size_t k = 0; k + 1 < nn; ++k)
+    if (pos[k] > 0 && neg[k + 1] > 0) { k0 = static_cast<std::int64_t>(k); break; }
+  if (k0 - m - 1 < 0 || k0 + m + 2 >= static_cast<std::int64_t>(nn)) return log_s;
+  const double r = r_;
+  double best = 0;
+  for (int q = 0; q < 8; ++q) {
+    const double frac = (q + 0.5) / 8;   // theta = s0 + frac
+    double kappa = kDInf;
+    for (std::int64_t k = k0 - m - 1; k <= k0 + m + 2; ++k) {
+      const double dist = static_cast<double>(k - k0) - frac;   // s - theta
+      kappa = std::min(kappa, dist < 0 ? pos[k] / -dist : neg[k] / dist);
+    }
+    if (!(kappa > 0)) continue;
+    double wmax = 0.125;   // w(theta + E D_j) <= 1/8; exactly, for ranges of at most 4096 users
+    if (m <= 4096) {
+      wmax = 0;
+      for (std::int64_t i = 0; i <= m; ++i) {
+        const double x = frac + static_cast<double>(i) * (1 - r) + static_cast<double>(m - i) * r;
+        const double u = x - std::floor(x);
+        wmax = std::max(wmax, 0.5 * u * (1 - u));
+      }
+      wmax = std::min(0.125, wmax + 1e-12);   // the rounding of x: a few u of m, on a slope of at most 1/2
+    }
+    const double w0 = 0.5 * frac * (1 - frac);
+    best = std::max(best, kappa * (0.5 * V * (1 - 1e-12) + w0 - wmax));
+  }
+  if (!(best > 0) || !(best < 1)) return log_s;
+  return log_s + std::log1p(-best * (1 - 1e-12)) + 4 * kDU * (std::fabs(log_s) + 1);
+}
+
 inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) const {
   using namespace shuffle_detail;
   // f = (1 - r)(1 - e^(eps - eps0)), g = e^eps (1 - r)(1 - e^-(eps + eps0)) since r / (1 - r) = e^-eps0: no
@@ -452,7 +512,9 @@ inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) c
     const bool tail_ok = tail == -kDInf || tail <= upper - depth_;
     if (inner_ok && tail_ok) {   // both orders carry the factor f; the sums' rounding is (log2 n + 4) u
       const double grow = slack + (std::log2(static_cast<double>(hi - lo + 2)) + 4) * kDU * 1.01;
-      return {upper_only_ ? -kDInf : log_f + lower - grow, log_f + log_add(upper, tail) + grow};
+      double total = log_add(upper, tail);
+      if (!forward && range_users_ > 0) total = range_tightened(total, centre, log_rho1, slack);
+      return {upper_only_ ? -kDInf : log_f + lower - grow, log_f + total + grow};
     }
     if (!inner_ok) inner *= 2;
     if (!tail_ok) outer *= 2;
