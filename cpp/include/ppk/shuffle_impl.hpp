@@ -450,7 +450,7 @@ inline double ShuffleSplit::range_tightened(double log_s, double centre, double 
     best = std::max(best, kappa * (0.5 * V * (1 - 1e-12) + w0 - wmax));
   }
   if (!(best > 0) || !(best < 1)) return log_s;
-  return log_s + std::log1p(-best * (1 - 1e-12)) + 4 * kDU * (std::fabs(log_s) + 1);
+  return std::min(log_s, log_s + std::log1p(-best * (1 - 1e-12)) + 4 * kDU * (std::fabs(log_s) + 1));
 }
 
 inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) const {
