@@ -140,7 +140,8 @@ class ShuffleSplit {
   std::shared_ptr<const Block> block(std::int64_t index) const;
   void get(std::int64_t lo, std::int64_t hi, std::vector<double>& lower, std::vector<double>& upper) const;
   std::pair<double, double> order(double eps, bool forward) const;
-  double range_tightened(double log_s, double centre, double log_rho1, double slack) const;
+  double range_tightened(double log_s, std::int64_t s_first, const std::vector<double>& w_low,
+                         const std::vector<double>& w_up, double log_rho1, double slack) const;
 };
 
 }  // namespace ppk

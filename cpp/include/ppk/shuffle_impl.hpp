@@ -269,7 +269,9 @@ inline void ShuffleSplit::derived_inside(std::int64_t lo, std::int64_t hi, doubl
   const double p1 = g.prob_one(), xm = g.count * p1, ym = parent_->mean_;
   const double lam = saddle(0.5 * static_cast<double>(t0 + t1));
   std::int64_t x0 = 0, x1 = g.count;
-  if (g.count >= kFullSupport) {   // the tilted kernel is Bin(count, p'): centre the window on it
+  // the tilted kernel is Bin(count, p'): past 64 users, a window centred on it (its +-sqrt(2 (depth + 10)) standard
+  // deviations hold less than the whole support, and the tails are bounded below)
+  if (g.count >= 64) {
     const double lp = log_one_plus_exp(std::log(p1) + lam - std::log1p(-p1)) + std::log1p(-p1);
     const double pt = std::min(1.0, std::exp(std::log(p1) + lam - lp)), qt = std::min(1.0, std::exp(std::log1p(-p1) - lp));
     const std::int64_t half = static_cast<std::int64_t>(std::sqrt(2 * (depth_ + 10)) * std::sqrt(g.count * pt * qt) + 12);
@@ -402,52 +404,91 @@ inline void ShuffleSplit::get(std::int64_t lo, std::int64_t hi, std::vector<doub
 // kappa (V / 2 + w(theta) - w(theta + E D_j)) exactly, V = m r (1 - r) the same for every j, w(x) = u (1 - u) / 2
 // with u the fractional part of x.  kappa is the least certified slope over that window, for the best of eight
 // theta in [s0, s0 + 1).  Returns log_s unchanged whenever a condition cannot be certified.
-inline double ShuffleSplit::range_tightened(double log_s, double centre, double log_rho1, double slack) const {
+inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, const std::vector<double>& w_low,
+                                           const std::vector<double>& w_up, double log_rho1, double slack) const {
   using namespace shuffle_detail;
   const std::int64_t m = range_users_;
   const double V = static_cast<double>(m) * r_ * (1 - r_);
   // nothing to gain where the straight line's loss is <= 0, nor (the slope varies over the window) from ranges
-  // wider than a quarter of a standard deviation, whose window would reach past the cached blocks
-  if (!(V > 0.25) || static_cast<double>(m) > std::max(64.0, 0.25 * std::sqrt(var_)) || !std::isfinite(log_s))
+  // wider than two standard deviations; past 4096 users the lattice terms' rounding would need a closer look
+  if (!(V > 0.25) || static_cast<double>(m) > std::min(4096.0, std::max(64.0, 2 * std::sqrt(var_))) || !std::isfinite(log_s))
     return log_s;
-  const std::int64_t reach = m + 8 + static_cast<std::int64_t>(0.5 * std::sqrt(var_));
-  const std::int64_t c = static_cast<std::int64_t>(std::floor(centre));
+  // s0: the last certainly positive term before a certainly negative one, in the order's window (s_first is
+  // the s of w_low[0]; h(s) > 0 surely when C_up(s-1) rho1_up < C_low(s), -h(s) > 0 surely when
+  // C_up(s) < rho1_low C_low(s-1))
+  std::int64_t s0 = 0;
+  bool found = false;
+  for (std::size_t k = 1; k + 1 < w_low.size(); ++k)
+    if (w_up[k - 1] - w_low[k] + (log_rho1 + slack) < 0 && w_up[k + 1] - w_low[k] - (log_rho1 - slack) < 0) {
+      s0 = s_first + static_cast<std::int64_t>(k);
+      found = true;
+      break;
+    }
+  if (!found) return log_s;
   std::vector<double> L, Up;
-  get(c - reach - 1, c + reach, L, Up);   // log C on c - reach - 1 .. c + reach
-  const std::size_t nn = L.size() - 1;    // s = c - reach + k, k in 0..nn-1, C(s) = L[k + 1], C(s - 1) = L[k]
-  std::vector<double> pos(nn), neg(nn);   // certified lower ends of h(s) / S and of -h(s) / S (0: not certain)
-  for (std::size_t k = 0; k < nn; ++k) {
-    const double hp = L[k + 1] + log1mexp_d(Up[k] - L[k + 1] + (log_rho1 + slack));
-    const double hn = (log_rho1 - slack) + L[k] + log1mexp_d(Up[k + 1] - L[k] - (log_rho1 - slack));
-    pos[k] = std::isnan(hp) ? 0.0 : std::exp(hp - log_s) * (1 - 8 * kDU);
-    neg[k] = std::isnan(hn) ? 0.0 : std::exp(hn - log_s) * (1 - 8 * kDU);
+  get(s0 - m - 2, s0 + m + 2, L, Up);   // log C on s0 - m - 2 .. s0 + m + 2: s = s0 - m - 2 + k is L[k]
+  const std::int64_t k0 = m + 2, nn = static_cast<std::int64_t>(L.size());
+  // certified lower ends of h(s) / S (s <= s0) and of -h(s) / S (s > s0) on s0 - m - 1 .. s0 + m + 2, 0 where
+  // not certain (index k: C(s) = L[k], C(s - 1) = L[k - 1])
+  std::vector<double> pos(nn, 0.0), neg(nn, 0.0);
+  for (std::int64_t k = 1; k < nn; ++k) {
+    if (k <= k0) {
+      const double hp = L[k] + log1mexp_d(Up[k - 1] - L[k] + (log_rho1 + slack));
+      pos[k] = std::isnan(hp) ? 0.0 : std::exp(hp - log_s) * (1 - 8 * kDU);
+    } else {
+      const double hn = (log_rho1 - slack) + L[k - 1] + log1mexp_d(Up[k] - L[k - 1] - (log_rho1 - slack));
+      neg[k] = std::isnan(hn) ? 0.0 : std::exp(hn - log_s) * (1 - 8 * kDU);
+    }
   }
-  std::int64_t k0 = -1;   // s0 = c - reach + k0: the last certainly positive term before a certainly negative one
-  for (std::size_t k = 0; k + 1 < nn; ++k)
-    if (pos[k] > 0 && neg[k + 1] > 0) { k0 = static_cast<std::int64_t>(k); break; }
-  if (k0 - m - 1 < 0 || k0 + m + 2 >= static_cast<std::int64_t>(nn)) return log_s;
   const double r = r_;
   double best = 0;
-  for (int q = 0; q < 8; ++q) {
-    const double frac = (q + 0.5) / 8;   // theta = s0 + frac
-    double kappa = kDInf;
-    for (std::int64_t k = k0 - m - 1; k <= k0 + m + 2; ++k) {
-      const double dist = static_cast<double>(k - k0) - frac;   // s - theta
-      kappa = std::min(kappa, dist < 0 ? pos[k] / -dist : neg[k] / dist);
+  // Two tilts of the straight line: lam = 0, and lam = log rho1, the terms' own growth near the threshold
+  // (R(s) / R(s-1) is about rho1 there), with which the least slope over the window is nearly the typical one.
+  for (const double lam : {0.0, log_rho1}) {
+    // per split i of the range: log M_i + lam mu~_i, mu~_i, V~_i, k3~_i of D_i tilted by e^(-lam d)
+    const double e1 = (1 - r) * std::exp(-lam), e0 = r * std::exp(-lam);
+    const double p1 = e1 / (e1 + r), p0 = e0 / (e0 + 1 - r);        // tilted Bernoulli means
+    const double lm1 = std::log(e1 + r), lm0 = std::log(e0 + 1 - r);  // their log mgf at -lam
+    std::vector<double> mu(m + 1), vv(m + 1), k3(m + 1), lmm(m + 1);
+    for (std::int64_t i = 0; i <= m; ++i) {
+      const double a = static_cast<double>(i), b = static_cast<double>(m - i);
+      mu[i] = a * p1 + b * p0;
+      vv[i] = a * p1 * (1 - p1) + b * p0 * (1 - p0);
+      k3[i] = a * p1 * (1 - p1) * (1 - 2 * p1) + b * p0 * (1 - p0) * (1 - 2 * p0);
+      lmm[i] = a * lm1 + b * lm0 + lam * mu[i];
     }
-    if (!(kappa > 0)) continue;
-    double wmax = 0.125;   // w(theta + E D_j) <= 1/8; exactly, for ranges of at most 4096 users
-    if (m <= 4096) {
-      wmax = 0;
-      for (std::int64_t i = 0; i <= m; ++i) {
-        const double x = frac + static_cast<double>(i) * (1 - r) + static_cast<double>(m - i) * r;
-        const double u = x - std::floor(x);
-        wmax = std::max(wmax, 0.5 * u * (1 - u));
+    std::vector<double> grow(static_cast<std::size_t>(nn), 0.0);   // e^(lam (s - s0)) on the window
+    for (std::int64_t k = 1; k < nn; ++k) grow[k] = std::exp(lam * static_cast<double>(k - k0));
+    // the least slope for eight theta; the splits' losses (an exponential each) for the most promising one
+    double top = 0, top_kappa = 0, top_frac = 0;
+    for (int q = 0; q < 8; ++q) {
+      const double frac = (q + 0.5) / 8;   // theta = s0 + frac
+      const double back = std::exp(-lam * frac);
+      double kappa = kDInf;
+      for (std::int64_t k = 1; k < nn; ++k) {
+        const double dist = static_cast<double>(k - k0) - frac;   // s - theta
+        const double line = std::fabs(dist) * grow[k] * back * (1 + 4 * kDU);
+        kappa = std::min(kappa, (dist < 0 ? pos[k] : neg[k]) / line);
       }
-      wmax = std::min(0.125, wmax + 1e-12);   // the rounding of x: a few u of m, on a slope of at most 1/2
+      const double guess = kappa * (0.5 * V + 0.5 * frac * (1 - frac) - 0.125);
+      if (kappa > 0 && guess > top) { top = guess; top_kappa = kappa; top_frac = frac; }
     }
-    const double w0 = 0.5 * frac * (1 - frac);
-    best = std::max(best, kappa * (0.5 * V * (1 - 1e-12) + w0 - wmax));
+    if (!(top_kappa > 0)) continue;
+    {
+      const double frac = top_frac, kappa = top_kappa;
+      const double w0 = 0.5 * frac * (1 - frac), v0 = frac * (1 - frac) * (1 - 2 * frac);
+      double least = kDInf;   // the loss of the worst split of the range, over kappa
+      for (std::int64_t i = 0; i <= m && least > 0; ++i) {
+        const double x = frac + mu[i];
+        const double u = x - std::floor(x);
+        const double g = 0.5 * vv[i] + w0 - 0.5 * u * (1 - u);   // sum of the gap g~(s)
+        // (x's rounding moves w by a few u of m <= 4096: negligible against g > 1e-3, within the 1e-9 below)
+        if (!(g > 1e-3)) { least = 0; break; }
+        const double shift = lam * (k3[i] + v0 - u * (1 - u) * (1 - 2 * u)) / (6 * g);
+        least = std::min(least, g * std::exp(lmm[i] + shift));
+      }
+      if (least > 0 && std::isfinite(least)) best = std::max(best, kappa * least * (1 - 1e-9));
+    }
   }
   if (!(best > 0) || !(best < 1)) return log_s;
   return std::min(log_s, log_s + std::log1p(-best * (1 - 1e-12)) + 4 * kDU * (std::fabs(log_s) + 1));
@@ -513,7 +554,7 @@ inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) c
     if (inner_ok && tail_ok) {   // both orders carry the factor f; the sums' rounding is (log2 n + 4) u
       const double grow = slack + (std::log2(static_cast<double>(hi - lo + 2)) + 4) * kDU * 1.01;
       double total = log_add(upper, tail);
-      if (!forward && range_users_ > 0) total = range_tightened(total, centre, log_rho1, slack);
+      if (!forward && range_users_ > 0) total = range_tightened(total, lo - 1, L, Up, log_rho1, slack);
       return {upper_only_ ? -kDInf : log_f + lower - grow, log_f + total + grow};
     }
     if (!inner_ok) inner *= 2;
