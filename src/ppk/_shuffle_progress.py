@@ -30,7 +30,7 @@ class _Bar:
         self.stage: str | None = None
         self.tqdm: Any = None
         try:
-            from tqdm import tqdm   # optional
+            from tqdm import tqdm  # type: ignore[import-untyped,unused-ignore]   # optional
         except ImportError:
             tqdm = None
         self._make = tqdm

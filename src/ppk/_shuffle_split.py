@@ -461,10 +461,9 @@ def derived_curve(parent, *, count: int, ones: bool, depth: float, backward_only
     (``ones``) or 0: log C is the parent's certified log C convolved with that one binomial (ppk/shuffle.hpp;
     docs/shuffle.md, "Ranges derived from their parent"); None when the parent is the Python reference.
     ``upper_only``: its lower end is -inf (for ranges, which only prune)."""
-    if not isinstance(parent, _kernels._core.ShuffleSplit) or count < 1:
+    if isinstance(parent, SplitCurve) or count < 1:
         return None
-    return _kernels._core.ShuffleSplit(parent, int(count), bool(ones), float(depth), bool(backward_only),
-                                       bool(upper_only))
+    return _kernels.shuffle_split_derived(parent, count, ones, depth, backward_only, upper_only)
 
 
 def split_curve(flip: Flip, *, ones: int, zeros: int, unknown: int, q: float, depth: float = DEPTH,
