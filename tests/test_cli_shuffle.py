@@ -28,3 +28,11 @@ def test_partial_knowledge_and_wrong_input(capsys):
     assert "needs --p" in capsys.readouterr().err
     assert main(["shuffle", "--eps0", "-1"]) == 2
     assert "--eps0 must be" in capsys.readouterr().err
+
+
+def test_progress_goes_to_a_terminal_only(capsys):
+    # the bar is drawn on stderr only when it is a terminal (pytest's is not); --quiet turns it off anywhere
+    for extra in ([], ["--quiet"]):
+        assert main(["shuffle", "--n", "30000", "--eps0", "3", "--eps", "0.05", "--delta", "1e-6"] + extra) == 0
+        captured = capsys.readouterr()
+        assert captured.err == "" and "clone bound" in captured.out

@@ -436,3 +436,76 @@ def test_no_warning_where_a_window_edge_is_zero():
     lo, up = q.delta_bracket(3.007)
     truth = so.FixedPoint(n=400, r=q.flip_probability, known=250, p=0.15, bits=192).delta(3.007)
     assert lo <= truth <= up <= lo * (1 + 1e-9)
+
+
+# ------------------------------------------------------- the faster search (docs/shuffle.md, "Speed")
+@pytest.mark.parametrize("n, eps0, eps", [(2000, 2.0, 0.05), (3000, 0.5, 0.01), (20000, 4.0, 0.1)])
+def test_range_bound_is_above_every_split_of_its_range(n, eps0, eps):
+    # A range's curve (the removal curve, its S lowered by the loss every split of the range must take) against
+    # each split's certified lower end (split curves, checked against the 60-digit oracle above).  At these n the
+    # loss taken off (1e-4 .. 3e-3 of log delta) exceeds the distance left to the worst split (4e-4 .. 1e-2):
+    # twice the loss, or no lattice term, puts the bound below a split.
+    from ppk._shuffle_split import RANGE_DEPTH, split_curve
+    q = S(n=n, eps0=eps0)
+    k, f = q.known, q._flip
+    gained = 0.0
+    for a, m in [(0, 4), (3, 8), (10, 16), (40, 32), (k // 2, 24), (k - 30, 20)]:
+        bound = q._range_curve(a, a + m).log_bracket(eps)[1]
+        removal = split_curve(f, ones=a, zeros=k - a - m, unknown=0, q=f.r, depth=RANGE_DEPTH,
+                              backward_only=True).log_bracket(eps)[1]
+        worst = max(q._split_curve(j).log_bracket(eps)[0] for j in range(a, a + m + 1))
+        assert worst <= bound <= removal, (a, m, worst, bound, removal)
+        gained = max(gained, removal - bound)
+    assert gained > 1e-4        # the bound does cut: the test can see a wrong one
+
+
+@pytest.mark.parametrize("n, eps0", [(3000, 1.0), (30000, 2.0)])
+def test_derived_ranges_agree_with_direct_ones(n, eps0):
+    # a range cut from its parent is the parent's log C convolved with the users the half holds fixed
+    # (ppk/shuffle.hpp); computed directly instead, the two certified brackets must overlap
+    from ppk._shuffle_split import RANGE_DEPTH, derived_curve, split_curve
+    f = ppk._shuffle_split.Flip(eps0)
+    k = n - 1
+    a, b = 40, 40 + n // 20
+    mid = (a + b) // 2
+    parent = split_curve(f, ones=a, zeros=k - b, unknown=0, q=f.r, depth=RANGE_DEPTH, backward_only=True)
+    for (lo_, hi_), kw in [((a, mid), dict(count=b - mid, ones=False)), ((mid + 1, b), dict(count=mid + 1 - a, ones=True))]:
+        child = derived_curve(parent, depth=RANGE_DEPTH, backward_only=True, **kw)
+        direct = split_curve(f, ones=lo_, zeros=k - hi_, unknown=0, q=f.r, depth=RANGE_DEPTH, backward_only=True)
+        for eps in (0.02 * eps0, 0.1 * eps0):
+            x, y = child.log_bracket(eps), direct.log_bracket(eps)
+            assert x[0] <= y[1] and y[0] <= x[1], (lo_, hi_, eps, x, y)
+            assert abs(x[1] - y[1]) < 1e-6
+
+
+def test_threads_and_batches_never_change_the_answer(monkeypatch):
+    # the branch and bound refines a fixed number of ranges per step: on two threads or on one, the same bits
+    import ppk.shuffle as sh
+    answers = []
+    for threads_from in (10 ** 12, 0):
+        monkeypatch.setattr(sh, "THREADS_FROM", threads_from)
+        q = S(n=30000, eps0=3.0)
+        answers.append((q.epsilon(1e-6), q.delta_bracket([0.01, 0.05])))
+    (e1, (lo1, up1)), (e2, (lo2, up2)) = answers
+    assert e1 == e2 and list(lo1) == list(lo2) and list(up1) == list(up2)
+
+
+def test_progress_callback_reports_each_stage():
+    seen = []
+    q = S(n=30000, eps0=3.0)
+    q.progress = lambda fraction, stage: seen.append((stage, fraction))
+    found = q.epsilon(1e-6)
+    assert found == S(n=30000, eps0=3.0).epsilon(1e-6)        # reporting changes nothing
+    stages = [s for s, _ in seen]
+    assert stages[0] == "cover" and stages[-1] == "epsilon" and ("cover", 1.0) in seen
+    cover = [x for s, x in seen if s == "cover"]
+    assert cover == sorted(cover) and all(0.0 <= x <= 1.0 for x in cover)
+    with pytest.raises(ValueError, match="progress"):
+        q.progress = "yes"
+
+
+def test_progress_true_is_quiet_off_a_terminal(capsys):
+    q = S(n=30000, eps0=3.0)
+    q.progress = True                 # pytest's stderr is not a terminal: nothing is written
+    q.epsilon(1e-6)
+    assert capsys.readouterr().err == ""

@@ -255,7 +255,7 @@ def family_crossings(window: _core.FamilyWindow, law: _core.FamilyLaw, *, scale:
     return _core.FamilyWindow.crossings(window, law, float(scale), np.asarray(shifts, dtype=np.int64), float(eps))
 
 
-__all__ += ["shuffle_split"]
+__all__ += ["shuffle_split", "shuffle_split_derived"]
 
 
 def shuffle_split(ones: int, zeros: int, unknown: int, r: float, q: float, eps0: float, depth: float,
@@ -264,3 +264,10 @@ def shuffle_split(ones: int, zeros: int, unknown: int, r: float, q: float, eps0:
     ends of its delta(eps).  At most two of the three groups may be random."""
     return _core.ShuffleSplit(int(ones), int(zeros), int(unknown), float(r), float(q), float(eps0), float(depth),
                               bool(backward_only))
+
+
+def shuffle_split_derived(parent: _core.ShuffleSplit, count: int, ones: bool, depth: float, backward_only: bool,
+                          upper_only: bool) -> _core.ShuffleSplit:
+    """``parent``'s law plus ``count`` users whose input is known (1 when ``ones``): the parent's log C convolved
+    with one binomial (ppk/shuffle.hpp); ``upper_only``: its lower end is -inf."""
+    return _core.ShuffleSplit(parent, int(count), bool(ones), float(depth), bool(backward_only), bool(upper_only))

@@ -456,6 +456,16 @@ def _backward(low: FloatArray, up: FloatArray, log_rho1: float, slack: float, en
     return _log_sum(t_low), _log_sum(t_up), inner_ok, tail
 
 
+def derived_curve(parent, *, count: int, ones: bool, depth: float, backward_only: bool, upper_only: bool = False):
+    """The curve of ``parent``'s law (a C++ split curve) plus ``count`` users whose input is known to be 1
+    (``ones``) or 0: log C is the parent's certified log C convolved with that one binomial (ppk/shuffle.hpp;
+    docs/shuffle.md, "Ranges derived from their parent"); None when the parent is the Python reference.
+    ``upper_only``: its lower end is -inf (for ranges, which only prune)."""
+    if isinstance(parent, SplitCurve) or count < 1:
+        return None
+    return _kernels.shuffle_split_derived(parent, count, ones, depth, backward_only, upper_only)
+
+
 def split_curve(flip: Flip, *, ones: int, zeros: int, unknown: int, q: float, depth: float = DEPTH,
                 backward_only: bool = False):
     """The curve of one split, with ``log_bracket(eps)``: the C++ port (ppk/shuffle.hpp) when at most two of

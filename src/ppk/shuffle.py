@@ -12,26 +12,60 @@ the split with those users removed bounds every split of the range (docs/shuffle
 """
 from __future__ import annotations
 
+import contextlib
 import heapq
 import math
-from typing import Any, Hashable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Callable, Hashable, Iterator, Sequence, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
 from ._curve import BracketedCurve
-from ._shuffle_split import DEPTH, RANGE_DEPTH, Flip, check_interrupt, interruptible, split_curve
+from ._shuffle_progress import Reporter, _check as _check_progress
+from ._shuffle_split import DEPTH, RANGE_DEPTH, Flip, check_interrupt, derived_curve, interruptible, split_curve
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
 
 __all__ = ["ShuffledRandomizedResponse", "MAX_USERS"]
 
-#: The most users the exact search takes: its cost grows like sqrt(n) range convolutions of sqrt(n) terms
-#: each (15 s at 10^7); beyond, the clone bound (ppk.related.shuffle_clones) is the practical tool.
+#: The most users the exact search takes: its cost grows about like n (2 s at 10^7 with eps0 = 4, tens of
+#: seconds at eps0 = 1: docs/shuffle.md, "Speed"); beyond, the clone bound (ppk.related.shuffle_clones) is the
+#: practical tool.
 MAX_USERS = 10 ** 8
 
 #: The local privacy that stands for no flipping (``with_scale(0)``): 1 / (1 + e^746) rounds to 0 in double.
 NO_FLIP_EPS0 = 746.0
+
+#: Threads that evaluate the branch and bound's ranges (the C++ split curves release the GIL), from this many
+#: known inputs on (below, a search takes milliseconds and threads would only add their start-up).
+WORKERS = 2
+THREADS_FROM = 20_000
+#: Ranges refined per step of the branch and bound (their halves evaluated together, on the threads): a
+#: constant, so the cover -- and every bracket -- never depends on the machine or on the number of threads.
+BATCH = 4
+
+_T = TypeVar("_T")
+_R = TypeVar("_R")
+
+
+def _map(pool: ThreadPoolExecutor | None, fn: Callable[[_T], _R], items: Sequence[_T]) -> list[_R]:
+    """``[fn(x) for x in items]``, on ``pool``'s threads when there is one, results in order.  On an error or
+    Ctrl-C the tasks not yet started are cancelled (the running ones stop at their kernels' next poll)."""
+    if pool is None or len(items) < 2:
+        return [fn(x) for x in items]
+
+    def task(x: _T) -> _R:
+        with interruptible():    # Ctrl-C reaches this thread's kernels and Python loops (docs/limits.md)
+            return fn(x)
+
+    futures = [pool.submit(task, x) for x in items]
+    try:
+        return [f.result() for f in futures]
+    except BaseException:
+        for f in futures:
+            f.cancel()
+        raise
 
 
 class ShuffledRandomizedResponse(BracketedCurve):
@@ -68,7 +102,7 @@ class ShuffledRandomizedResponse(BracketedCurve):
     (True, '9.041498e-11')
     """
 
-    __slots__ = ("n", "eps0", "known", "p", "rtol", "_flip", "_q", "_curves")
+    __slots__ = ("n", "eps0", "known", "p", "rtol", "_flip", "_q", "_curves", "_progress")
 
     def __init__(self, *, n: int, eps0: float, known: int | None = None, p: float | None = None,
                  rtol: float = 1e-6):
@@ -87,7 +121,27 @@ class ShuffledRandomizedResponse(BracketedCurve):
         self._flip = Flip(self.eps0)
         r = self._flip.r
         self._q = r + (self.p or 0.0) * (1 - 2 * r)
-        self._curves: dict[tuple[int, int], Any] = {}       # (first, last) -> a curve with log_bracket(eps)
+        self._curves: dict[tuple, Any] = {}   # (first, last) or ("split", j) -> a curve with log_bracket(eps)
+        self._progress: Any = None
+
+    @property
+    def progress(self) -> Any:
+        """Progress of the long searches (docs/shuffle.md): ``None``/``False`` quiet (the default), ``True`` a
+        bar on stderr when it is a terminal (tqdm's if installed), or a callable ``progress(fraction, stage)``."""
+        return self._progress
+
+    @progress.setter
+    def progress(self, value: Any) -> None:
+        self._progress = _check_progress(value)
+
+    @contextlib.contextmanager
+    def _workers(self) -> Iterator[ThreadPoolExecutor | None]:
+        """The threads of one search (none for small populations)."""
+        if self.known < THREADS_FROM:
+            yield None
+            return
+        with ThreadPoolExecutor(max_workers=WORKERS, thread_name_prefix="ppk-shuffle") as pool:
+            yield pool
 
     def __repr__(self) -> str:
         extra = "" if self.known == self.n - 1 else f", known={self.known}, p={self.p!r}"
@@ -99,15 +153,41 @@ class ShuffledRandomizedResponse(BracketedCurve):
         return self._flip.r
 
     # -- one split, and a range of splits
-    def _range_curve(self, first: int, last: int) -> Any:
+    def _range_curve(self, first: int, last: int, parent: tuple[int, int] | None = None) -> Any:
         """The curve of splits ``first`` (known 1s) with the ``last - first`` users whose inputs vary in the
-        range removed: it bounds every split ``first..last`` (the attacker told their reports knows more)."""
+        range removed: it bounds every split ``first..last`` (the attacker told their reports knows more).
+        A range inside the cached range ``parent`` is the parent's law plus the users it holds fixed (1s below
+        ``first``, 0s above ``last``): derived from the parent's log C by one small convolution."""
         key = (first, last)
         curve = self._curves.get(key)
         if curve is None:   # setdefault: threads racing here all use the first curve stored (equal anyway)
-            made = split_curve(self._flip, ones=first, zeros=self.known - last, unknown=self.n - 1 - self.known,
-                               q=self._q, depth=DEPTH if first == last else RANGE_DEPTH, backward_only=self._mirrored)
+            made = None
+            if parent is not None and parent in self._curves:
+                a, b = parent
+                if first == last and a < first and last < b:    # one split inside: through (first, b)
+                    self._range_curve(first, b, parent)
+                    a = first
+                added = (first - a, True) if b == last else (b - last, False) if a == first else (0, True)
+                made = derived_curve(self._curves[(a, b)], count=added[0], ones=added[1],
+                                     depth=DEPTH if first == last else RANGE_DEPTH, backward_only=self._mirrored,
+                                     upper_only=first < last)    # a range only prunes: its upper end
+            if made is None:
+                made = split_curve(self._flip, ones=first, zeros=self.known - last, unknown=self.n - 1 - self.known,
+                                   q=self._q, depth=DEPTH if first == last else RANGE_DEPTH,
+                                   backward_only=self._mirrored)
+            if first < last and self._mirrored and hasattr(made, "set_range_users"):
+                made.set_range_users(last - first)    # the tighter bound on a range (docs/shuffle.md)
             curve = self._curves.setdefault(key, made)
+        return curve
+
+    def _split_curve(self, j: int) -> Any:
+        """Split ``j``'s curve computed directly, never derived (:meth:`split_log_delta_bracket`'s: a derived
+        split's upper end may carry its parent's pruning allowance, ``e^-RANGE_DEPTH`` of the value)."""
+        curve = self._curves.get(("split", j))
+        if curve is None:
+            made = split_curve(self._flip, ones=j, zeros=self.known - j, unknown=self.n - 1 - self.known, q=self._q,
+                               depth=DEPTH, backward_only=self._mirrored)
+            curve = self._curves.setdefault(("split", j), made)
         return curve
 
     @property
@@ -121,68 +201,79 @@ class ShuffledRandomizedResponse(BracketedCurve):
         ones = integer("ones", ones, minimum=0, maximum=self.known)
         eps = real("eps", eps, minimum=0.0)
         with interruptible():
-            low, up = self._range_curve(ones, ones).log_bracket(eps)
+            low, up = self._split_curve(ones).log_bracket(eps)
             if self._mirrored:  # the curves hold the backward order; split ones's forward one is known - ones's
-                mirror = self._range_curve(self.known - ones, self.known - ones).log_bracket(eps)
+                mirror = self._split_curve(self.known - ones).log_bracket(eps)
                 low, up = max(low, mirror[0]), max(up, mirror[1])
         return min(low, 0.0), min(up, 0.0)
 
-    def _sup_bracket(self, eps: float) -> tuple[float, float]:
+    def _sup_bracket(self, eps: float, pool: ThreadPoolExecutor | None = None,
+                     reporter: Reporter | None = None) -> tuple[float, float]:
         """Certified log ends of ``max over splits`` of delta(eps), by branch and bound."""
         if self.eps0 == 0.0 or eps >= self.eps0:
             return -math.inf, -math.inf
-        best, cover = self._cover(eps)
+        best, cover = self._cover(eps, pool, reporter)
         return min(best, 0.0), min(max(up for up, _, _ in cover), 0.0)     # delta <= 1
 
-    def _cover(self, eps: float) -> tuple[float, list[tuple[float, int, int]]]:
+    def _cover(self, eps: float, pool: ThreadPoolExecutor | None = None,
+               reporter: Reporter | None = None) -> tuple[float, list[tuple[float, int, int]]]:
         """Branch and bound at ``eps``: the largest certified lower end of a split evaluated, and a cover of the
         splits ``0..known`` by ranges ``(log upper at eps, first, last)`` (``first == last``: one split, exact),
         refined until no range's upper end exceeds that lower end by more than ``rtol``.  A cover bounds the
-        supremum at every eps, not only this one (:meth:`epsilon` uses that)."""
+        supremum at every eps, not only this one (:meth:`epsilon` uses that).  Each step refines the ``BATCH``
+        ranges with the largest upper ends, their halves evaluated together on ``pool``'s threads."""
         slack = math.log1p(self.rtol)
         best = -math.inf                                  # the largest lower end of a split evaluated
         heap: list[tuple[float, int, int]] = []           # ranges still open, largest upper end first
         done: list[tuple[float, int, int]] = []           # single splits, evaluated exactly
+        parents: dict[tuple[int, int], tuple[int, int]] = {}   # a half -> the range it was cut from
 
-        def exact(j: int) -> None:
+        def evaluate(keys: list[tuple[int, int]]) -> None:
             nonlocal best
-            low, up = self._range_curve(j, j).log_bracket(eps)
-            best = max(best, low)
-            done.append((up, j, j))
-
-        def push(first: int, last: int) -> None:
-            if first <= last:
-                up = self._range_curve(first, last).log_bracket(eps)[1]
-                heapq.heappush(heap, (-up, first, last))
+            ends = _map(pool, lambda key: self._range_curve(key[0], key[1], parents.get(key)).log_bracket(eps), keys)
+            for (first, last), (low, up) in zip(keys, ends):
+                if first == last:                         # one split: exact, and a candidate for the best
+                    best = max(best, low)
+                    done.append((up, first, last))
+                else:
+                    heapq.heappush(heap, (-up, first, last))
 
         # the worst splits lie near the two ends (docs/shuffle.md): ranges growing geometrically from each end
         # towards the middle, the eight splits at each end exactly
         k = self.known
-        for j in sorted({j for j in range(8) if j <= k} | {k - j for j in range(8) if k - j >= 0}):
-            exact(j)
+        keys = [(j, j) for j in sorted({j for j in range(8) if j <= k} | {k - j for j in range(8) if k - j >= 0})]
         lo, hi = 8, k - 8                                 # the splits left, cut at 2^i and k + 1 - 2^i
         if lo <= hi:
             cuts = sorted({lo, hi + 1} | {c for i in range(4, k.bit_length() + 1)
                                           for c in (2 ** i, k + 1 - 2 ** i) if lo < c <= hi})
-            for a, b in zip(cuts, cuts[1:]):
-                push(a, b - 1)
+            keys += [(a, b - 1) for a, b in zip(cuts, cuts[1:])]
+        evaluate(keys)
         while heap and -heap[0][0] > best + slack:        # a range may still beat the best by more than rtol
             check_interrupt()
-            _, first, last = heapq.heappop(heap)
-            if last - first < 8:                          # a short range: every split in it, exactly
-                for j in range(first, last + 1):
-                    exact(j)
-                continue
-            mid = (first + last) // 2
-            push(first, mid)
-            push(mid + 1, last)
+            keys = []
+            while heap and len(keys) < 2 * BATCH and -heap[0][0] > best + slack:
+                _, first, last = heapq.heappop(heap)
+                if last - first < 8:                      # a short range: every split in it, exactly
+                    keys += [(j, j) for j in range(first, last + 1)]
+                    parents.update({(j, j): (first, last) for j in range(first, last + 1)})
+                else:
+                    mid = (first + last) // 2
+                    keys += [(first, mid), (mid + 1, last)]
+                    parents[(first, mid)] = parents[(mid + 1, last)] = (first, last)
+            evaluate(keys)
+            if reporter is not None and reporter.due():   # the share of the splits settled so far
+                open_ = sum(b - a + 1 for neg, a, b in heap if -neg > best + slack)
+                reporter.report(1.0 - open_ / (k + 1), "cover")
+        if reporter is not None:
+            reporter.report(1.0, "cover")
         return best, done + [(-neg, a, b) for neg, a, b in heap]
 
     def _log_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
         flat, scalar = real_array("eps", eps, minimum=0.0)
         shape = np.shape(eps) if not scalar else ()
-        with interruptible():    # Ctrl-C from any thread stops the loop's next kernel (docs/limits.md)
-            pairs = [self._sup_bracket(float(v)) for v in flat]
+        with interruptible(), self._workers() as pool, Reporter(self._progress) as reporter:
+            # Ctrl-C from any thread stops the loop's next kernel (docs/limits.md)
+            pairs = [self._sup_bracket(float(v), pool, reporter) for v in flat]
         lower = np.array([a for a, _ in pairs], dtype=float).reshape(shape)
         upper = np.array([b for _, b in pairs], dtype=float).reshape(shape)
         return lower, upper, scalar
@@ -237,11 +328,14 @@ class ShuffledRandomizedResponse(BracketedCurve):
         rtol = real("rtol", rtol, minimum=0.0, min_inclusive=False)
         if self.eps0 == 0.0:
             return 0.0
-        with interruptible():    # Ctrl-C from any thread stops the searches' next kernel (docs/limits.md)
-            return self._epsilon(target, rtol)
+        with interruptible(), self._workers() as pool, Reporter(self._progress) as reporter:
+            # Ctrl-C from any thread stops the searches' next kernel (docs/limits.md)
+            return self._epsilon(target, rtol, pool, reporter)
 
-    def _epsilon(self, target: float, rtol: float) -> float:
-        """:meth:`epsilon` at the log target, within its interruptible scope."""
+    def _epsilon(self, target: float, rtol: float, pool: ThreadPoolExecutor | None, reporter: Reporter) -> float:
+        """:meth:`epsilon` at the log target, within its interruptible scope: the ranges of the cover are
+        checked at the current answer ``2 * BATCH`` at a time (largest upper end first), and those above the
+        target searched together on the threads."""
         from ._search import smallest_feasible_near
 
         def eps_of(first: int, last: int, start: float) -> float:
@@ -253,9 +347,16 @@ class ShuffledRandomizedResponse(BracketedCurve):
         guess = eps_of(0, 0, min(1.0, self.eps0 / 2))
         if guess >= self.eps0:
             return self.eps0
-        _, cover = self._cover(guess)
+        _, cover = self._cover(guess, pool, reporter)
         answer = guess
-        for _, first, last in sorted(cover, reverse=True):    # largest first: later ones rarely move it
-            if self._range_curve(first, last).log_bracket(answer)[1] > target:
-                answer = max(answer, eps_of(first, last, guess))
+        ranges = [(first, last) for _, first, last in sorted(cover, reverse=True)]   # largest first: later
+        for i in range(0, len(ranges), 2 * BATCH):                                  # ones rarely move it
+            check_interrupt()
+            batch = ranges[i:i + 2 * BATCH]
+            ups = _map(pool, lambda key: self._range_curve(*key).log_bracket(answer)[1], batch)
+            above = [key for key, up in zip(batch, ups) if up > target]
+            answer = max([answer] + _map(pool, lambda key: eps_of(*key, guess), above))
+            if reporter.due():
+                reporter.report((i + len(batch)) / len(ranges), "epsilon")
+        reporter.report(1.0, "epsilon")
         return answer

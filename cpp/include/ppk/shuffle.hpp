@@ -94,7 +94,18 @@ class ShuffleSplit {
  public:
   ShuffleSplit(std::int64_t ones, std::int64_t zeros, std::int64_t unknown, double r, double q, double eps0,
                double depth, bool backward_only);
+  // The law of `parent` plus `count` more users with known input (1 when `ones`, else 0): log C is the parent's
+  // certified log C convolved with that one binomial (docs/shuffle.md, "Ranges derived from their parent") --
+  // a convolution as wide as the added users' law, not as the whole narrower group's.
+  // upper_only: the lower end of log_bracket is -inf (a range that only prunes needs no lower end; it saves
+  // half of the hockey-stick sums' logarithms).
+  ShuffleSplit(std::shared_ptr<const ShuffleSplit> parent, std::int64_t count, bool ones, double depth,
+               bool backward_only, bool upper_only = false);
   std::pair<double, double> log_bracket(double eps) const;
+  // This curve is the removal bound of a range of `users` + 1 splits (docs/shuffle.md, "A tighter bound on a
+  // range"): the backward order's upper end then keeps what adding back the range's users must take away
+  // (set before the curve is shared).
+  void set_range_users(std::int64_t users) { range_users_ = users; }
 
  private:
   using Group = shuffle_detail::Group;
@@ -110,9 +121,13 @@ class ShuffleSplit {
   static constexpr std::int64_t kMaxCachedValues = std::int64_t(1) << 22;
   std::vector<Group> wide_;
   std::optional<Group> narrow_;
+  std::vector<Group> all_;                          // every random group of the law (the saddle point's)
+  std::shared_ptr<const ShuffleSplit> parent_;      // derived: wide_ is empty, narrow_ the added users
   std::int64_t shift_ = 0, size_ = 0, block_ = 16;
   double mean_ = 0, var_ = 0, dev_ = 0, r_, eps0_, depth_;
   bool backward_only_;
+  bool upper_only_ = false;
+  std::int64_t range_users_ = 0;
   std::unique_ptr<BlockCache> cache_ = std::make_unique<BlockCache>();
 
   double saddle(double target) const;
@@ -120,9 +135,13 @@ class ShuffleSplit {
                                                                : wide_[0].log_pmf_at(y); }
   double wide_tilted_max(std::int64_t a, std::int64_t b, double lam, double ym) const;
   void bracket_inside(std::int64_t lo, std::int64_t hi, double* lower, double* upper, int depth = 0) const;
+  void derived_inside(std::int64_t lo, std::int64_t hi, double* lower, double* upper, int depth) const;
+  double parent_tilted_max(std::int64_t a, std::int64_t b, double lam, double ym) const;
   std::shared_ptr<const Block> block(std::int64_t index) const;
   void get(std::int64_t lo, std::int64_t hi, std::vector<double>& lower, std::vector<double>& upper) const;
   std::pair<double, double> order(double eps, bool forward) const;
+  double range_tightened(double log_s, std::int64_t s_first, const std::vector<double>& w_low,
+                         const std::vector<double>& w_up, double log_rho1, double slack) const;
 };
 
 }  // namespace ppk

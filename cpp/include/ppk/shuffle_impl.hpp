@@ -49,6 +49,7 @@ inline ShuffleSplit::ShuffleSplit(std::int64_t ones, std::int64_t zeros, std::in
   });
   if (groups.size() == 2) narrow_ = groups[0];
   if (!groups.empty()) wide_.push_back(groups.back());
+  all_ = groups;
   // r and q are rounded to doubles: d log pmf / dp = (x - k p) / (p (1 - p)) gives an error per count of
   // deviation from the mean (as in ppk/_shuffle_split.py)
   double smallest = 0.5;   // min(p, 1 - p) is at most 1/2: the least over the random probabilities, or 1/2
@@ -60,11 +61,29 @@ inline ShuffleSplit::ShuffleSplit(std::int64_t ones, std::int64_t zeros, std::in
   while (block_ < (std::int64_t(1) << 16) && static_cast<double>(block_) < 2 * std::sqrt(var_)) block_ *= 2;
 }
 
+inline ShuffleSplit::ShuffleSplit(std::shared_ptr<const ShuffleSplit> parent, std::int64_t count, bool ones,
+                                  double depth, bool backward_only, bool upper_only)
+    : r_(parent->r_), eps0_(parent->eps0_), depth_(depth), backward_only_(backward_only), upper_only_(upper_only) {
+  if (!(r_ > 0) || count < 1) throw std::invalid_argument("a derived split adds at least one user, with r > 0");
+  const Group g{count, r_, ones};
+  narrow_ = g;
+  all_ = parent->all_;
+  all_.push_back(g);
+  shift_ = parent->shift_;
+  size_ = parent->size_ + count;
+  mean_ = parent->mean_ + count * g.prob_one();
+  var_ = parent->var_ + count * r_ * (1 - r_);
+  dev_ = parent->dev_;   // the same r and q: the same allowance per count of deviation
+  parent_ = std::move(parent);
+  // blocks of about half a standard deviation (a power of two, 16 .. 2^16): a derived block costs its length
+  // times the kernel's window, so the blocks an order's window touches but does not need are kept short
+  while (block_ < (std::int64_t(1) << 16) && static_cast<double>(block_) < 0.5 * std::sqrt(var_)) block_ *= 2;
+}
+
 // The tilt whose tilted law has mean target: Newton on the increasing tilted mean, kept in a bracket.
 inline double ShuffleSplit::saddle(double target) const {
   std::vector<const Group*> gs;
-  if (narrow_) gs.push_back(&*narrow_);
-  for (const Group& g : wide_) gs.push_back(&g);
+  for (const Group& g : all_) gs.push_back(&g);
   double lo = -750, hi = 750, lam = 0;
   for (int it = 0; it < 60; ++it) {
     double mean = 0, slope = 0;
@@ -106,6 +125,10 @@ inline double ShuffleSplit::wide_tilted_max(std::int64_t a, std::int64_t b, doub
 inline void ShuffleSplit::bracket_inside(std::int64_t lo, std::int64_t hi, double* lower, double* upper,
                                          int level) const {
   using namespace shuffle_detail;
+  if (parent_) {
+    derived_inside(lo, hi, lower, upper, level);
+    return;
+  }
   const std::int64_t n = hi - lo + 1;
   const std::int64_t t0 = lo - shift_, t1 = hi - shift_;
   if (!narrow_) {
@@ -169,12 +192,18 @@ inline void ShuffleSplit::bracket_inside(std::int64_t lo, std::int64_t hi, doubl
   for (double& v : ta) v = std::exp(v - ma);
   for (double& v : tb) v = std::exp(v - mb);
   std::vector<double> c(static_cast<std::size_t>(n), 0.0);
+  // the narrow factor reversed, so both run forwards: c[i] = sum_k ra[k] tb[i + k].  Eight partial sums (any order
+  // of a sum of nonnegative terms keeps the (nx + 8) u bound below) let the products pipeline.
+  std::vector<double> ra(ta.rbegin(), ta.rend());
   for (std::int64_t i = 0; i < n; ++i) {
     poll_cancel();   // Ctrl-C (ppk/cancel.hpp): every 1024 values, at most ~1e8 multiply-adds apart
-    double s = 0;
-    const double* bb = tb.data() + i + nx - 1;
-    for (std::int64_t k = 0; k < nx; ++k) s += ta[k] * bb[-k];
-    c[i] = s;
+    const double* bb = tb.data() + i;
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    std::int64_t k = 0;
+    for (; k + 8 <= nx; k += 8)
+      for (int l = 0; l < 8; ++l) acc[l] += ra[k + l] * bb[k + l];
+    for (; k < nx; ++k) acc[0] += ra[k] * bb[k];
+    c[i] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
   }
   double extra = nx * kTiny;
   if (drop_below > -kDInf) {   // x < x0 pairs with y in t0 - x0 + 1 .. t1
@@ -204,6 +233,130 @@ inline void ShuffleSplit::bracket_inside(std::int64_t lo, std::int64_t hi, doubl
     const double err = base + 2 * kDU * std::fabs(scale) + dev_ * (std::fabs(t - mean_) + 2 * max_dx);
     lower[i] = std::log(c[i]) + scale - err;
     upper[i] = std::log(c[i] * (1 + 4 * kDU) + extra) + scale + err;
+  }
+}
+
+// A bound on the parent's log C + lam (y - ym) over y in a..b: over all y, in fact.  The parent is a Poisson
+// binomial, so its tilted law is one too, whose mode lies within 1 of its mean (Darroch): the largest true value
+// is at one of the four integers around the tilted mean, and the upper ends there bound it.  (Not the interval's
+// ends: they lie beyond the window, and a parent's block there would be computed for nothing.)
+inline double ShuffleSplit::parent_tilted_max(std::int64_t a, std::int64_t b, double lam, double ym) const {
+  if (a > b) return -shuffle_detail::kDInf;
+  double mean = 0;
+  for (const Group& g : parent_->all_) {
+    const double z = std::log(g.prob_one()) - std::log1p(-g.prob_one()) + lam;
+    mean += g.count / (1.0 + std::exp(std::min(-z, 700.0)));
+  }
+  const std::int64_t m = static_cast<std::int64_t>(mean);
+  double best = -shuffle_detail::kDInf;
+  std::vector<double> lo1, up1;
+  for (std::int64_t y : {m - 1, m, m + 1, m + 2}) {
+    const std::int64_t yc = std::min(std::max<std::int64_t>(y, 0), parent_->size_);
+    parent_->get(shift_ + yc, shift_ + yc, lo1, up1);
+    best = std::max(best, up1[0] + lam * (static_cast<double>(yc) - ym));
+  }
+  return best;
+}
+
+// Derived: log C = log (parent * Bin(count, p)) on lo..hi from the parent's certified ends, tilted at the window's
+// saddle point as bracket_inside does.
+inline void ShuffleSplit::derived_inside(std::int64_t lo, std::int64_t hi, double* lower, double* upper,
+                                         int level) const {
+  using namespace shuffle_detail;
+  const std::int64_t n = hi - lo + 1;
+  const std::int64_t t0 = lo - shift_, t1 = hi - shift_;
+  const Group& g = *narrow_;
+  const double p1 = g.prob_one(), xm = g.count * p1, ym = parent_->mean_;
+  const double lam = saddle(0.5 * static_cast<double>(t0 + t1));
+  std::int64_t x0 = 0, x1 = g.count;
+  // the tilted kernel is Bin(count, p'): past 64 users, a window centred on it (its +-sqrt(2 (depth + 10)) standard
+  // deviations hold less than the whole support, and the tails are bounded below)
+  if (g.count >= 64) {
+    const double lp = log_one_plus_exp(std::log(p1) + lam - std::log1p(-p1)) + std::log1p(-p1);
+    const double pt = std::min(1.0, std::exp(std::log(p1) + lam - lp)), qt = std::min(1.0, std::exp(std::log1p(-p1) - lp));
+    const std::int64_t half = static_cast<std::int64_t>(std::sqrt(2 * (depth_ + 10)) * std::sqrt(g.count * pt * qt) + 12);
+    const std::int64_t centre = static_cast<std::int64_t>(g.count * pt);
+    x0 = std::max<std::int64_t>(0, centre - half);
+    x1 = std::min<std::int64_t>(g.count, centre + half);
+  }
+  const std::int64_t nx = x1 - x0 + 1, ny = n + nx - 1, y0 = t0 - x1;
+  std::vector<double> la(nx), ta(nx), tu(ny), pl, pu;
+  g.run(x0, nx, la.data());
+  parent_->get(shift_ + y0, shift_ + y0 + ny - 1, pl, pu);
+  double ma = -kDInf, mb = -kDInf, max_la = 0, max_tilt_a = 0, max_dx = 0, max_pb = 0, max_tilt_b = 0;
+  for (std::int64_t k = 0; k < nx; ++k) {
+    const double dev = static_cast<double>(x0 + k) - xm;
+    ta[k] = la[k] + lam * dev;
+    ma = std::max(ma, ta[k]);
+    if (std::isfinite(la[k])) max_la = std::max(max_la, std::fabs(la[k]));
+    max_tilt_a = std::max(max_tilt_a, std::fabs(lam * dev));
+    max_dx = std::max(max_dx, std::fabs(dev));
+  }
+  // One convolution, of the parent's upper ends; its lower ends only widen the result's by their largest gap
+  // (the sum of e^(upper - gap) is at most that of e^lower).  Ranges use only their upper ends.
+  double gap = 0;
+  for (std::int64_t k = 0; k < ny; ++k) {
+    const double dev = static_cast<double>(y0 + k) - ym;
+    if (pu[k] > -kDInf) gap = std::max(gap, pu[k] - pl[k]);   // inf when a lower end is -inf
+    tu[k] = pu[k] + lam * dev;
+    mb = std::max(mb, tu[k]);
+    if (std::isfinite(pu[k])) max_pb = std::max(max_pb, std::fabs(pu[k]));
+    if (std::isfinite(pl[k])) max_pb = std::max(max_pb, std::fabs(pl[k]));
+    max_tilt_b = std::max(max_tilt_b, std::fabs(lam * dev));
+  }
+  if (!(std::isfinite(ma) && std::isfinite(mb))) {
+    std::fill(lower, lower + n, -kDInf);
+    std::fill(upper, upper + n, -kDInf);
+    return;
+  }
+  double drop_below = -kDInf, drop_above = -kDInf;
+  if (x0 > 0) drop_below = nx > 1 ? geometric(ta[0], ta[0] - ta[1]) : kDInf;
+  if (x1 < g.count) drop_above = nx > 1 ? geometric(ta[nx - 1], ta[nx - 1] - ta[nx - 2]) : kDInf;
+  std::vector<double> ra(static_cast<std::size_t>(nx));
+  for (std::int64_t k = 0; k < nx; ++k) ra[k] = std::exp(ta[nx - 1 - k] - ma);   // reversed: both run forwards
+  for (double& v : tu) v = std::exp(v - mb);
+  std::vector<double> cu(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) {
+    poll_cancel();   // Ctrl-C (ppk/cancel.hpp)
+    const double* bu = tu.data() + i;
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    std::int64_t k = 0;
+    for (; k + 8 <= nx; k += 8)
+      for (int l = 0; l < 8; ++l) acc[l] += ra[k + l] * bu[k + l];
+    for (; k < nx; ++k) acc[0] += ra[k] * bu[k];
+    cu[i] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  }
+  // the kernel's left-out tails times the largest tilted parent value they pair with, and underflowed products
+  double extra = nx * kTiny;
+  if (drop_below > -kDInf) {   // x < x0 pairs with y in t0 - x0 + 1 .. t1
+    const double top = parent_tilted_max(t0 - x0 + 1, t1, lam, ym);
+    extra += std::exp(std::min(drop_below - ma + top - mb, 700.0));
+  }
+  if (drop_above > -kDInf) {   // x > x1 pairs with y in t0 - count .. t1 - x1 - 1
+    const double top = parent_tilted_max(t0 - g.count, t1 - x1 - 1, lam, ym);
+    extra += std::exp(std::min(drop_above - ma + top - mb, 700.0));
+  }
+  const double floor_c = std::max(1e-250, std::exp(std::min(depth_, 600.0)) * extra);
+  if (hi > lo && level < 60 && std::any_of(cu.begin(), cu.end(), [&](double v) { return !(v > floor_c); })) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    derived_inside(lo, mid, lower, upper, level + 1);
+    derived_inside(mid + 1, hi, lower + (mid + 1 - lo), upper + (mid + 1 - lo), level + 1);
+    return;
+  }
+  // rounding: the kernel's log pmf run, the tilts (3u of each magnitude), exp (2u a factor), the sums ((nx + 8) u),
+  // the scale, and r's rounding in the kernel (dev_ per count of deviation); the parent's ends carry its own
+  const double base = g.run_error(max_la) + 3 * kDU * (max_la + max_tilt_a + max_pb + max_tilt_b + std::fabs(ma) + std::fabs(mb)) +
+                      (nx + 8) * kDU * 1.01 + dev_ * 2 * max_dx;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double t = static_cast<double>(t0 + i);
+    const double scale = ma + mb - lam * (t - xm - ym);
+    const double err = base + 2 * kDU * std::fabs(scale);
+    const double lc = std::log(cu[i]);
+    lower[i] = lc + scale - err - gap;
+    // log(c (1 + 4u) + extra) <= log c + 4u + extra / c (log(1 + x) <= x): one logarithm a value; the sum's own
+    // rounding is a few u of |lc| + |scale| + err, allowed for by 4u (|lc| + 1) on top of err's 2u |scale|
+    upper[i] = cu[i] > 0 ? lc + scale + err + (4 * kDU + extra / cu[i]) + 4 * kDU * (std::fabs(lc) + 1)
+                         : std::log(extra) + scale + err;
   }
 }
 
@@ -240,6 +393,105 @@ inline void ShuffleSplit::get(std::int64_t lo, std::int64_t hi, std::vector<doub
       upper[s - lo] = blk->upper[s - first];
     }
   }
+}
+
+// The backward order's S = sum_s (C(s) - rho1 C(s-1))_+ (log_s: log of its certified upper end) for a range's
+// removal law R, lowered by what every split of the range must lose (docs/shuffle.md, "A tighter bound on a
+// range").  Split j of the range is R + D_j, D_j = Bin(i, 1 - r) + Bin(m - i, r) (i = j - first, m the range's
+// users), and with h(s) = C_R(s) - rho1 C_R(s-1), which changes sign once (at theta, between s0 and s0 + 1),
+//   sum_s (h * K_j)_+ = S - sum_s min(h_+ * K_j, h_- * K_j)    (K_j the law of D_j).
+// If |h(s)| >= kappa |s - theta| on theta -+ (m + 1), the loss is at least that of the straight line, which is
+// kappa (V / 2 + w(theta) - w(theta + E D_j)) exactly, V = m r (1 - r) the same for every j, w(x) = u (1 - u) / 2
+// with u the fractional part of x.  kappa is the least certified slope over that window, for the best of eight
+// theta in [s0, s0 + 1).  Returns log_s unchanged whenever a condition cannot be certified.
+inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, const std::vector<double>& w_low,
+                                           const std::vector<double>& w_up, double log_rho1, double slack) const {
+  using namespace shuffle_detail;
+  const std::int64_t m = range_users_;
+  const double V = static_cast<double>(m) * r_ * (1 - r_);
+  // nothing to gain where the straight line's loss is <= 0, nor (the slope varies over the window) from ranges
+  // wider than two standard deviations; past 4096 users the lattice terms' rounding would need a closer look
+  if (!(V > 0.25) || static_cast<double>(m) > std::min(4096.0, std::max(64.0, 2 * std::sqrt(var_))) || !std::isfinite(log_s))
+    return log_s;
+  // s0: the last certainly positive term before a certainly negative one, in the order's window (s_first is
+  // the s of w_low[0]; h(s) > 0 surely when C_up(s-1) rho1_up < C_low(s), -h(s) > 0 surely when
+  // C_up(s) < rho1_low C_low(s-1))
+  std::int64_t s0 = 0;
+  bool found = false;
+  for (std::size_t k = 1; k + 1 < w_low.size(); ++k)
+    if (w_up[k - 1] - w_low[k] + (log_rho1 + slack) < 0 && w_up[k + 1] - w_low[k] - (log_rho1 - slack) < 0) {
+      s0 = s_first + static_cast<std::int64_t>(k);
+      found = true;
+      break;
+    }
+  if (!found) return log_s;
+  std::vector<double> L, Up;
+  get(s0 - m - 2, s0 + m + 2, L, Up);   // log C on s0 - m - 2 .. s0 + m + 2: s = s0 - m - 2 + k is L[k]
+  const std::int64_t k0 = m + 2, nn = static_cast<std::int64_t>(L.size());
+  // certified lower ends of h(s) / S (s <= s0) and of -h(s) / S (s > s0) on s0 - m - 1 .. s0 + m + 2, 0 where
+  // not certain (index k: C(s) = L[k], C(s - 1) = L[k - 1])
+  std::vector<double> pos(nn, 0.0), neg(nn, 0.0);
+  for (std::int64_t k = 1; k < nn; ++k) {
+    if (k <= k0) {
+      const double hp = L[k] + log1mexp_d(Up[k - 1] - L[k] + (log_rho1 + slack));
+      pos[k] = std::isnan(hp) ? 0.0 : std::exp(hp - log_s) * (1 - 8 * kDU);
+    } else {
+      const double hn = (log_rho1 - slack) + L[k - 1] + log1mexp_d(Up[k] - L[k - 1] - (log_rho1 - slack));
+      neg[k] = std::isnan(hn) ? 0.0 : std::exp(hn - log_s) * (1 - 8 * kDU);
+    }
+  }
+  const double r = r_;
+  double best = 0;
+  // Two tilts of the straight line: lam = 0, and lam = log rho1, the terms' own growth near the threshold
+  // (R(s) / R(s-1) is about rho1 there), with which the least slope over the window is nearly the typical one.
+  for (const double lam : {0.0, log_rho1}) {
+    // per split i of the range: log M_i + lam mu~_i, mu~_i, V~_i, k3~_i of D_i tilted by e^(-lam d)
+    const double e1 = (1 - r) * std::exp(-lam), e0 = r * std::exp(-lam);
+    const double p1 = e1 / (e1 + r), p0 = e0 / (e0 + 1 - r);        // tilted Bernoulli means
+    const double lm1 = std::log(e1 + r), lm0 = std::log(e0 + 1 - r);  // their log mgf at -lam
+    std::vector<double> mu(m + 1), vv(m + 1), k3(m + 1), lmm(m + 1);
+    for (std::int64_t i = 0; i <= m; ++i) {
+      const double a = static_cast<double>(i), b = static_cast<double>(m - i);
+      mu[i] = a * p1 + b * p0;
+      vv[i] = a * p1 * (1 - p1) + b * p0 * (1 - p0);
+      k3[i] = a * p1 * (1 - p1) * (1 - 2 * p1) + b * p0 * (1 - p0) * (1 - 2 * p0);
+      lmm[i] = a * lm1 + b * lm0 + lam * mu[i];
+    }
+    std::vector<double> grow(static_cast<std::size_t>(nn), 0.0);   // e^(lam (s - s0)) on the window
+    for (std::int64_t k = 1; k < nn; ++k) grow[k] = std::exp(lam * static_cast<double>(k - k0));
+    // the least slope for eight theta; the splits' losses (an exponential each) for the most promising one
+    double top = 0, top_kappa = 0, top_frac = 0;
+    for (int q = 0; q < 8; ++q) {
+      const double frac = (q + 0.5) / 8;   // theta = s0 + frac
+      const double back = std::exp(-lam * frac);
+      double kappa = kDInf;
+      for (std::int64_t k = 1; k < nn; ++k) {
+        const double dist = static_cast<double>(k - k0) - frac;   // s - theta
+        const double line = std::fabs(dist) * grow[k] * back * (1 + 4 * kDU);
+        kappa = std::min(kappa, (dist < 0 ? pos[k] : neg[k]) / line);
+      }
+      const double guess = kappa * (0.5 * V + 0.5 * frac * (1 - frac) - 0.125);
+      if (kappa > 0 && guess > top) { top = guess; top_kappa = kappa; top_frac = frac; }
+    }
+    if (!(top_kappa > 0)) continue;
+    {
+      const double frac = top_frac, kappa = top_kappa;
+      const double w0 = 0.5 * frac * (1 - frac), v0 = frac * (1 - frac) * (1 - 2 * frac);
+      double least = kDInf;   // the loss of the worst split of the range, over kappa
+      for (std::int64_t i = 0; i <= m && least > 0; ++i) {
+        const double x = frac + mu[i];
+        const double u = x - std::floor(x);
+        const double g = 0.5 * vv[i] + w0 - 0.5 * u * (1 - u);   // sum of the gap g~(s)
+        // (x's rounding moves w by a few u of m <= 4096: negligible against g > 1e-3, within the 1e-9 below)
+        if (!(g > 1e-3)) { least = 0; break; }
+        const double shift = lam * (k3[i] + v0 - u * (1 - u) * (1 - 2 * u)) / (6 * g);
+        least = std::min(least, g * std::exp(lmm[i] + shift));
+      }
+      if (least > 0 && std::isfinite(least)) best = std::max(best, kappa * least * (1 - 1e-9));
+    }
+  }
+  if (!(best > 0) || !(best < 1)) return log_s;
+  return std::min(log_s, log_s + std::log1p(-best * (1 - 1e-12)) + 4 * kDU * (std::fabs(log_s) + 1));
 }
 
 inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) const {
@@ -283,14 +535,14 @@ inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) c
     if (forward) {   // (C(s-1) - rho1 C(s))_+
       for (std::size_t i = 0; i + 1 < m; ++i) {
         t_up[i] = Up[i] + log1mexp_d(L[i + 1] - Up[i] + (log_rho1 - slack));
-        t_low[i] = L[i] + log1mexp_d(Up[i + 1] - L[i] + (log_rho1 + slack));
+        if (!upper_only_) t_low[i] = L[i] + log1mexp_d(Up[i + 1] - L[i] + (log_rho1 + slack));
       }
       inner_ok = lo == first || Up[0] - L[1] <= log_rho1 - slack;
       tail = hi == last ? -kDInf : geometric(Up[m - 1], Up[m - 1] - L[m - 2]);
     } else {   // (C(s) - rho1 C(s-1))_+
       for (std::size_t i = 0; i + 1 < m; ++i) {
         t_up[i] = Up[i + 1] + log1mexp_d(L[i] - Up[i + 1] + (log_rho1 - slack));
-        t_low[i] = L[i + 1] + log1mexp_d(Up[i] - L[i + 1] + (log_rho1 + slack));
+        if (!upper_only_) t_low[i] = L[i + 1] + log1mexp_d(Up[i] - L[i + 1] + (log_rho1 + slack));
       }
       inner_ok = hi == last || L[m - 2] - Up[m - 1] >= -log_rho1 + slack;
       tail = lo == first ? -kDInf : geometric(Up[0], Up[0] - L[1]);
@@ -301,7 +553,9 @@ inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) c
     const bool tail_ok = tail == -kDInf || tail <= upper - depth_;
     if (inner_ok && tail_ok) {   // both orders carry the factor f; the sums' rounding is (log2 n + 4) u
       const double grow = slack + (std::log2(static_cast<double>(hi - lo + 2)) + 4) * kDU * 1.01;
-      return {log_f + lower - grow, log_f + log_add(upper, tail) + grow};
+      double total = log_add(upper, tail);
+      if (!forward && range_users_ > 0) total = range_tightened(total, lo - 1, L, Up, log_rho1, slack);
+      return {upper_only_ ? -kDInf : log_f + lower - grow, log_f + total + grow};
     }
     if (!inner_ok) inner *= 2;
     if (!tail_ok) outer *= 2;

@@ -20,6 +20,7 @@ def _run(args: argparse.Namespace) -> int:
         raise ValueError(f"--known {args.known} < --n - 1 needs --p: the probability that each user the attacker does "
                          "not know holds a 1")
     q = ShuffledRandomizedResponse(n=args.n, eps0=args.eps0, known=args.known, p=args.p)
+    q.progress = not args.quiet    # a bar on stderr when it is a terminal (docs/shuffle.md), else nothing
     standard = q.known == q.n - 1
     eps = np.array(args.eps, dtype=float)
     log_lo, log_up = q.log_delta_bracket(eps)
@@ -79,4 +80,6 @@ def register(sub: Any) -> None:
                    help="epsilon values of the curve (default %(default)s)")
     s.add_argument("--delta", type=float, nargs="+", default=[1e-6], help="deltas to find epsilon for "
                    "(default %(default)s)")
+    s.add_argument("--quiet", action="store_true",
+                   help="no progress bar (it is shown on stderr only when stderr is a terminal)")
     add_json_flag(s)
