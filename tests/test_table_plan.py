@@ -72,6 +72,8 @@ def _all_pairs_max(plan: TablePlan, eps: float) -> float:
     best = -math.inf
     k = len(plan.categories)
     for a, b in itertools.combinations(range(k), 2):
+        if plan.public is not None and plan.public[a] != plan.public[b]:
+            continue   # the challenge row keeps its public part
         w = sum((math.inf if s == 0 else 1 / s**2) for c, s in zip(plan.count_sets, plan.sigmas)
                 if (a in c) != (b in c))
         if w == 0:
@@ -97,6 +99,38 @@ def test_the_pruned_pairs_give_the_largest_bound_of_all_pairs(seed):
     assert len(plan.pairs()) <= k * (k - 1) // 2
     for eps in (0.1, 1.0):
         assert plan.log_delta_upper(eps) == pytest.approx(_all_pairs_max(plan, eps), rel=1e-3, abs=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(2))
+def test_public_parts_keep_the_challenge_row_in_its_group(seed):
+    """A cross-tab of a public column (region) and a private one: only pairs within a region are neighbours, the
+    pruning still finds the largest of them, and a count of the public column alone tells no neighbours apart
+    (delta = 0 at both ends: its lower end, a count over a region, must not be taken)."""
+    rng = np.random.default_rng(10 + seed)
+    cells = [(r, d) for r in "NS" for d in "abc"]
+    # region S rare: a count over it alone has little natural noise (a wrong lower end would show)
+    probs = dict(zip(cells, np.concatenate([0.97 * rng.dirichlet(np.ones(3)), 0.03 * rng.dirichlet(np.ones(3))])))
+    region = {c: c[0] for c in cells}
+    counts = histogram_counts(probs, sigma=1.5) + [(tuple(c for c in cells if c[1] == "a"), 0.8)]
+    plan = TablePlan(n=400, known=100, probs=probs, counts=counts, public=region)
+    assert all(a[0] == b[0] for a, b, _ in plan.pairs())
+    anyone = TablePlan(n=400, known=100, probs=probs, counts=counts)
+    for eps in (0.1, 1.0):
+        assert plan.log_delta_upper(eps) == pytest.approx(_all_pairs_max(plan, eps), rel=1e-3, abs=1e-12)
+        assert plan.log_delta_upper(eps) <= anyone.log_delta_upper(eps)
+    regions = TablePlan(n=400, known=100, probs=probs, counts=marginal_counts(probs, position=0, sigma=1.0),
+                        public=region)
+    assert regions.pairs() == [] and regions.delta_bracket(0.0) == (0.0, 0.0)
+    assert regions.with_scale(2.0).public == regions.public
+    # a sharp count of a region beside the plan changes nothing: it moves with no neighbour's change
+    noisy = TablePlan(n=400, known=100, probs=probs, counts=histogram_counts(probs, sigma=5.0), public=region)
+    sharp = TablePlan(n=400, known=100, probs=probs, public=region,
+                      counts=histogram_counts(probs, sigma=5.0) + [(tuple(c for c in cells if c[0] == "S"), 0.2)])
+    np.testing.assert_allclose(sharp.log_delta_bracket([0.1, 1.0]), noisy.log_delta_bracket([0.1, 1.0]), rtol=1e-12)
+    with pytest.raises(ValueError, match="public must give the public part of exactly"):
+        TablePlan(n=400, known=100, probs=probs, counts=counts, public={cells[0]: "N"})
+    with pytest.raises(TypeError, match="public must map"):
+        TablePlan(n=400, known=100, probs=probs, counts=counts, public=["N"] * 6)
 
 
 def test_pairs_the_plan_cannot_tell_apart_cost_nothing():

@@ -111,6 +111,11 @@ class TablePlan(BracketedCurve):
         The released counts: each the number of rows in a set of categories, plus Gaussian noise of
         standard deviation ``sigma`` (counts).  :func:`histogram_counts` and :func:`marginal_counts`
         build the usual ones.
+    public : mapping, optional
+        ``{category: public part}`` for every category: a part of the row the attacker sees for the challenge
+        row (a region, a group), so its move stays within its public part -- only pairs of categories with
+        equal public parts are neighbours (docs/table-plans.md, "Public parts").  The other unknown rows stay
+        draws from ``probs``, public parts included.  None (the default): any two categories.
     rtol, max_evaluations
         As for :class:`ppk.HistogramQuery`: the relative width to which each pair's sum over ``M`` is
         refined, and the budget of values of ``M`` per pair.
@@ -126,11 +131,12 @@ class TablePlan(BracketedCurve):
     True
     """
 
-    __slots__ = ("n", "known", "categories", "probs", "count_sets", "sigmas", "rtol", "max_evaluations",
+    __slots__ = ("n", "known", "categories", "probs", "count_sets", "sigmas", "public", "rtol", "max_evaluations",
                  "_pairs")
 
     def __init__(self, *, n: int, known: int, probs: Mapping[Category, float] | Sequence[float],
-                 counts: Sequence[Count], rtol: float = 1e-3, max_evaluations: int = 2000):
+                 counts: Sequence[Count], public: Mapping[Category, Hashable] | None = None, rtol: float = 1e-3,
+                 max_evaluations: int = 2000):
         self.n = integer("n", n, minimum=1, maximum=MAX_HISTOGRAM_ROWS)
         self.known = integer("known", known, minimum=0)
         if self.known >= self.n:
@@ -166,7 +172,8 @@ class TablePlan(BracketedCurve):
         self.sigmas: tuple[float, ...] = tuple(sigmas)
         self.rtol = real("rtol", rtol, minimum=1e-15, maximum=1.0)
         self.max_evaluations = integer("max_evaluations", max_evaluations, minimum=2, maximum=10**6)
-        self._pairs = _dominant_pairs(self.probs, self.count_sets, self.sigmas)
+        self.public: tuple[Hashable, ...] | None = _public_parts(public, self.categories)
+        self._pairs = _dominant_pairs(self.probs, self.count_sets, self.sigmas, self.public)
 
     @classmethod
     def histogram(cls, *, n: int, known: int, probs: Mapping[Category, float] | Sequence[float], sigma: float,
@@ -248,8 +255,9 @@ class TablePlan(BracketedCurve):
 
     def _with_sigmas(self, sigmas: Sequence[float], *, n: int) -> "TablePlan":
         counts = [([self.categories[i] for i in sorted(s)], sigma) for s, sigma in zip(self.count_sets, sigmas)]
+        public = None if self.public is None else dict(zip(self.categories, self.public))
         return TablePlan(n=n, known=self.known, probs=dict(zip(self.categories, self.probs)), counts=counts,
-                         rtol=self.rtol, max_evaluations=self.max_evaluations)
+                         public=public, rtol=self.rtol, max_evaluations=self.max_evaluations)
 
     @property
     def has_natural_noise(self) -> bool:
@@ -270,7 +278,7 @@ class TablePlan(BracketedCurve):
         from .baselines import analytic_gaussian_sigma
         top = self.scale
         ratios = [s / top if top > 0 else 1.0 for s in self.sigmas]
-        pairs = _dominant_pairs(self.probs, self.count_sets, tuple(ratios))
+        pairs = _dominant_pairs(self.probs, self.count_sets, tuple(ratios), self.public)
         if not pairs:
             return 0.0
         smallest = min(s for _, _, s in pairs)
@@ -310,7 +318,7 @@ class TablePlan(BracketedCurve):
         k = len(self.categories)
         precision: dict[frozenset, float] = {}
         for s, sigma in zip(self.count_sets, self.sigmas):
-            if len(s) < k:   # a count over every category never moves
+            if self._separates_a_pair(s):   # a count that holds both or neither of every pair never moves
                 if sigma > 0 and sigma * sigma == 0:
                     continue   # counted as noiseless for the upper end; a lower end may leave it out
                 precision[s] = precision.get(s, 0.0) + _precision(sigma)
@@ -325,6 +333,15 @@ class TablePlan(BracketedCurve):
             query = CountingQuery(n=self.n_unknown + 1, known=0, p=p, sigma=sigma)
             out = np.maximum(out, np.asarray(query.log_delta(eps), dtype=np.float64).reshape(eps.shape))
         return out
+
+    def _separates_a_pair(self, members: frozenset) -> bool:
+        """Whether the count over ``members`` holds one category of some pair the challenge row may be in (any
+        two categories, or two of one public part)."""
+        if self.public is None:
+            return len(members) < len(self.categories)
+        inside = {self.public[i] for i in members}
+        outside = {self.public[i] for i in range(len(self.categories)) if i not in members}
+        return bool(inside & outside)
 
     def _log_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
         flat, scalar = real_array("eps", eps, minimum=0.0)
@@ -357,8 +374,23 @@ def _belief(probs) -> tuple[tuple, tuple[float, ...]]:
     return tuple(range(len(values))), values
 
 
-def _dominant_pairs(probs: Sequence[float], sets: Sequence[frozenset],
-                    sigmas: Sequence[float]) -> list[tuple[int, int, float]]:
+def _public_parts(public: Mapping[Category, Hashable] | None, categories: tuple) -> tuple[Hashable, ...] | None:
+    """Each category's public part, in the order of ``categories`` (None: no public parts)."""
+    if public is None:
+        return None
+    if not isinstance(public, Mapping):
+        raise TypeError(f"public must map each category to its public part (a dict), got {type(public).__name__}")
+    missing = [c for c in categories if c not in public]
+    extra = [c for c in public if c not in set(categories)]
+    if missing or extra:
+        raise ValueError(f"public must give the public part of exactly the categories probs lists: "
+                         f"{'missing ' + repr(missing[:5]) if missing else ''}{' ' if missing and extra else ''}"
+                         f"{'not in probs ' + repr(extra[:5]) if extra else ''}")
+    return tuple(public[c] for c in categories)
+
+
+def _dominant_pairs(probs: Sequence[float], sets: Sequence[frozenset], sigmas: Sequence[float],
+                    public: Sequence[Hashable] | None = None) -> list[tuple[int, int, float]]:
     """The pairs ``(a, b, sigma_eff)`` with ``a < b`` that the plan tells apart and no other pair dominates.
 
     ``w_ab = sum_j [count j separates a and b] / sigma_j^2`` (``inf`` when a separating count has no noise);
@@ -375,6 +407,8 @@ def _dominant_pairs(probs: Sequence[float], sets: Sequence[frozenset],
     a_idx, b_idx = np.triu_indices(k, 1)
     weights = w[a_idx, b_idx]
     told = weights > 0
+    if public is not None:   # the challenge row's public part is known: it moves within it only
+        told &= np.array([public[a] == public[b] for a, b in zip(a_idx, b_idx)], dtype=bool)
     a_idx, b_idx, weights = a_idx[told], b_idx[told], weights[told]
     if weights.size == 0:
         return []
