@@ -218,7 +218,8 @@ _add("ppk.CountingQuery.with_sigma", _method(_q, "with_sigma"), sigma=2.0)
 _add("ppk.CountingQuery.with_scale", _method(_q, "with_scale"), scale=2.0)
 _add("ppk.CountingQuery.dp_scale", _method(_q, "dp_scale"), eps=0.5, delta=1e-6)
 # ppk: shuffled randomized response (docs/shuffle.md) and the clone bound it is compared with
-_add("ppk.ShuffledRandomizedResponse", ppk.ShuffledRandomizedResponse, n=200, eps0=2.0, known=150, p=0.3, rtol=1e-6)
+_add("ppk.ShuffledRandomizedResponse", ppk.ShuffledRandomizedResponse, n=200, eps0=2.0, known=150, p=0.3, rtol=1e-6,
+     categories=2)
 
 
 def _shuffled():
