@@ -545,6 +545,8 @@ _add("ppk.evaluation.evaluate", lambda **kw: ev.evaluate(**kw, out_dir=os.path.j
 # ppk.figures (drawn with small grids; see _closing_figures)
 _add("ppk.figures.fig_shuffle_gap", _closing_figures(lambda **kw: fg.fig_shuffle_gap(_TMP, **kw)), ns=(100, 1000),
      deltas=(1e-6,), eps0=4.0)
+_add("ppk.figures.fig_shuffle_gap_kary", _closing_figures(lambda **kw: fg.fig_shuffle_gap_kary(_TMP, **kw)), ns=(50,),
+     categories=(3,), delta=1e-3, eps0=2.0)
 _add("ppk.figures.fig_baselines_vs_n", _closing_figures(lambda **kw: fg.fig_baselines_vs_n(_TMP, **kw)), delta=1e-6)
 _add("ppk.figures.fig_pointwise_loss", _closing_figures(lambda **kw: fg.fig_pointwise_loss(_TMP, **kw)), n=5000,
      known=3000, o=2000)
