@@ -89,56 +89,105 @@ def pair_log_bracket(*, n: int, k: int, eps0: float, theta1: float, theta2: floa
     dev2 = 5 * U / min(q2, 1 - q2)
     m1, s1 = n * th[0], math.sqrt(n * th[0] * (1 - th[0]))
     width = math.sqrt(2 * (depth + 12))
-    cells = 0
+    logit = abs(math.log(q2) - math.log1p(-q2))
     while True:
         check_interrupt()
-        lo1, hi1 = max(0, int(m1 - width * s1) - 2), min(n, int(m1 + width * s1) + 2)
+        lo1, hi1 = max(1, int(m1 - width * s1) - 2), min(n, int(m1 + width * s1) + 2)   # h1 = 0: L <= 0
         lows, ups = [], []
         # terms with h1 outside lo1..hi1: L <= alpha h1 / theta1 and M' h1 / theta1 = T(h - e1), the others'
         # trinomial, so they sum to at most alpha P(Bin(n - 1, theta1) outside lo1 - 1 .. hi1 - 1)
         tails = [math.log(alpha) + _log_tail(n - 1, th[0], lo1 - 1, False),
                  math.log(alpha) + _log_tail(n - 1, th[0], hi1 - 1, True)]
-        row_log = binom_logpmf(n, th[0], np.arange(lo1, hi1 + 1))
-        for h1 in range(lo1, hi1 + 1):
-            lw1 = float(row_log[h1 - lo1])
-            if lw1 == -math.inf or h1 == 0:       # h1 = 0: L <= 0 (alpha h1 = 0, the rest not positive)
-                continue
-            m = n - h1                            # reports in x' or elsewhere
-            c0 = c1 * h1 - c3 * m                 # L(h2) = c0 + cs h2 on this row, rounded by less than err
+        h1_all = np.arange(lo1, hi1 + 1)
+        lw1_all = binom_logpmf(n, th[0], h1_all)
+        cols = int(2 * width * math.sqrt(n * q2 * (1 - q2)) + (hi1 - lo1) * q2) + 8
+        step = max(1, min(hi1 - lo1 + 1, (1 << 20) // max(cols, 1)))
+        for r0 in range(lo1, hi1 + 1, step):
+            check_interrupt()
+            sl = slice(r0 - lo1, min(r0 + step, hi1 + 1) - lo1)
+            h1, lw1 = h1_all[sl], lw1_all[sl]
+            blk = _Block(n, q2, logit, h1, lw1, width)
+            c0 = c1 * h1 - c3 * (n - h1)      # L = c0 + cs h2 on each row, rounded by less than err
             cs = c2 + c3
-            err = 16 * U * (c1 * h1 + abs(c2) * m + c3 * m)
-            mean2, sd2 = m * q2, math.sqrt(m * q2 * (1 - q2))
-            wa, wb = max(0, int(mean2 - width * sd2) - 2), min(m, int(mean2 + width * sd2) + 2)
-            # the row's terms beyond the window: L <= alpha h1 / theta1 times the binomial's tails
-            row_bound = lw1 - log_n + math.log(alpha * h1 / th[0])
-            tails += [row_bound + _log_tail(m, q2, wb, True), row_bound + _log_tail(m, q2, wa, False)]
-            a2, b2 = wa, wb                       # within the window, where the upper end of L can be positive
-            if cs < 0:
-                b2 = min(b2, int(math.floor((c0 + err) / -cs)) + 1)
-            elif cs > 0:
-                a2 = max(a2, int(math.ceil((-err - c0) / cs)) - 1)
-            elif c0 + err <= 0:
-                continue
-            if a2 > b2:
-                continue
-            h2 = np.arange(a2, b2 + 1)
-            cells += h2.size
-            lw = lw1 + binom_logpmf(m, q2, h2)
-            big = np.abs(lw) + abs(math.log(q2) - math.log1p(-q2)) + 4
-            lw_err = 2e-15 + 16 * U * (big + abs(lw1)) + dev1 * abs(h1 - m1) + dev2 * np.abs(h2 - mean2)
-            L = c0 + cs * h2
-            with np.errstate(divide="ignore"):
-                lows.append(lw - log_n - lw_err + np.log(np.maximum(L - err, 0.0)))
-                ups.append(lw - log_n + lw_err + np.log(np.maximum(L + err, 0.0)))
+            err = 16 * U * (c1 * h1 + (abs(c2) + c3) * (n - h1))
+            L = c0[:, None] + cs * blk.j[None, :]
+            dev = dev1 * np.abs(h1 - m1)[:, None] + dev2 * np.abs(blk.j[None, :] - blk.mean2[:, None])
+            base = blk.lw - log_n
+            e = blk.err + dev + 16 * U * np.abs(lw1)[:, None]
+            with np.errstate(divide="ignore", invalid="ignore"):
+                lows.append((base - e + np.log(np.maximum(L - err[:, None], 0.0)))[blk.valid])
+                ups.append((base + e + np.log(np.maximum(L + err[:, None], 0.0)))[blk.valid])
+            # beyond each row's columns: L <= alpha h1 / theta1 times the binomial's tail there, unless L is
+            # certainly not positive beyond (it is linear in h2)
+            row_bound = lw1 - log_n + np.log(alpha * h1 / th[0])
+            right_pos = (cs > 0) | (c0 + cs * blk.right + err > 0)
+            left_pos = (cs < 0) | (c0 + cs * blk.j[0] + err > 0)
+            tails += list((row_bound + blk.right_tail)[right_pos]) + list((row_bound + blk.left_tail)[left_pos])
         low = _logsumexp(np.concatenate(lows)) if lows else -math.inf
         up = _logsumexp(np.concatenate(ups)) if ups else -math.inf
         tail = _logsumexp(np.array(tails))
-        # done when what is left out is below e^-depth of the sum; a window that would cost more than
-        # MAX_CELLS stops with the left-out bound in the upper end (certified, only wider)
-        if tail <= low - depth or tail == -math.inf or 4 * cells > MAX_CELLS:
+        # done when what is left out is below e^-depth of the sum (the window covering the support leaves
+        # nothing out); a window that would grow past MAX_CELLS stops with the bound in the upper end
+        if tail <= low - depth or tail == -math.inf or (2 * width * s1) * cols > MAX_CELLS:
             grow = (math.log2(n) + 8) * U * 1.01
             return low - grow, float(np.logaddexp(up, tail)) + grow
-        width *= 2
+        # Gaussian tails: e^(-w^2/2) falls by the missing nats when w^2 grows by twice them
+        width = math.sqrt(width * width + 2 * (tail - low + depth) + 8) if low > -math.inf else 2 * width
+
+
+#: Every ANCHOR-th column of a row's binomial log pmfs comes from the kernel; the ones between follow by the
+#: exact ratio w(j)/w(j-1) = (m - j + 1) q / (j (1 - q)), cumulated (docs/shuffle.md, "log C(s), certified").
+ANCHOR = 64
+
+
+class _Block:
+    """``log Bin(m_i, q)(j)`` on a block of rows ``m_i = n - h1_i`` plus the row weights ``lw1``, over one range
+    of columns ``j`` wide enough for every row's window (about its mean +- width sd), with an error bound and
+    logs of bounds on each row's tails beyond the range."""
+
+    def __init__(self, n: int, q: float, logit: float, h1: np.ndarray, lw1: np.ndarray, width: float):
+        m = n - h1
+        self.mean2 = m * q
+        sd = np.sqrt(m * q * (1 - q))
+        lo = int(max(0, np.min(self.mean2 - width * sd) - 2))
+        hi = int(min(np.max(m), np.max(self.mean2 + width * sd) + 2))
+        size = -(-(hi - lo + 1) // ANCHOR) * ANCHOR
+        self.j = np.arange(lo, lo + size)
+        anchors = self.j[::ANCHOR]
+        steps = np.empty((h1.size, size))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            steps[:] = np.log(np.maximum(m[:, None] - self.j[None, :] + 1, 0) / np.maximum(self.j, 1)[None, :])
+        steps += math.log(q) - math.log1p(-q)
+        blocks = steps.reshape(h1.size, -1, ANCHOR)
+        for i, mi in enumerate(m):
+            blocks[i, :, 0] = binom_logpmf(int(mi), q, anchors)
+        lw2 = np.cumsum(blocks, axis=2).reshape(h1.size, size)
+        self.valid = (self.j[None, :] <= m[:, None]) & (self.j[None, :] <= hi)
+        lw2 = np.where(self.valid, lw2, -np.inf)
+        finite = np.where(np.isfinite(lw2), np.abs(lw2), 0.0)
+        # d = steps from the anchor: the anchor's error (about 4u of its magnitude, which is within d B of the
+        # value), each step's rounding (5u + u B, B = log(m + 1) + |logit q| bounds a step) and the cumulated
+        # sums' (u times each partial sum, within (d - t) B of the value): below 2u (d + 4)(|v| + (d + 5)(B + 1))
+        d = (np.arange(size) % ANCHOR)[None, :]
+        bound = (np.log(m + 1.0) + logit + 1)[:, None]
+        self.err = 1e-15 + 2 * U * (d + 4) * (finite + (d + 5) * bound)
+        self.lw = lw1[:, None] + lw2
+        # each row's last column, and the geometric bounds beyond it and before the first (past the mode the
+        # ratios of successive terms only decrease outwards)
+        self.right = np.minimum(m, hi)
+        r_idx = self.right - lo
+        rows = np.arange(h1.size)
+        edge_r = lw2[rows, r_idx] + self.err[rows, r_idx]
+        rho_r = (m - self.right) * q / ((self.right + 1) * (1 - q))
+        with np.errstate(divide="ignore", invalid="ignore"):
+            self.right_tail = np.where(self.right >= m, -np.inf,
+                                       np.where(rho_r < 1, edge_r + np.log(rho_r) - np.log1p(-rho_r), 0.0))
+            edge_l = lw2[:, 0] + self.err[:, 0]
+            rho_l = lo * (1 - q) / ((m - lo + 1) * q)
+            self.left_tail = np.where(lo == 0, -np.inf,
+                                      np.where(rho_l < 1, edge_l + np.log(rho_l) - np.log1p(-rho_l), 0.0))
+        self.right_tail = self.right_tail + 1e-12
+        self.left_tail = self.left_tail + 1e-12
 
 
 def _thetas(eps0: float, k: int, probs: np.ndarray, x: int, y: int) -> tuple[float, float, float]:
@@ -212,6 +261,13 @@ class ShuffledKaryRandomizedResponse(BracketedCurve):
         lower = np.array([a for a, _ in pairs], dtype=float).reshape(shape)
         upper = np.array([b for _, b in pairs], dtype=float).reshape(shape)
         return lower, upper, scalar
+
+    def _epsilon_start(self, delta: float, root_target: float, excess) -> tuple[float, float]:
+        """A Gaussian guess: the loss is about the standardized difference of the pair's two counts, sd
+        ``sqrt(1/(n theta1) + 1/(n theta2))``; only where the search starts, never its answer."""
+        sd = max(math.sqrt(1 / (self.n * t1) + 1 / (self.n * t2)) for t1, t2, _ in self._pairs)
+        guess = min(0.9 * self.eps0, sd * math.sqrt(2 * math.log(1 / delta))) if self.eps0 > 0 else 1.0
+        return max(guess, 1e-6), max(0.25 * guess, 1e-6)
 
     @property
     def scale(self) -> float:
