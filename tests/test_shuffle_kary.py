@@ -17,6 +17,11 @@ IID = {"iid/k3_n7_e2_0.3_skew": (7, 3, 2.0, 0.3, (0.2, 0.5, 0.3)),
        "iid/k4_n5_e3_1.5_uniform": (5, 4, 3.0, 1.5, None),
        "iid/k8_n5_e2_0.4_uniform": (5, 8, 2.0, 0.4, None),
        "iid/k8_n4_e4_1_uniform": (4, 8, 4.0, 1.0, None)}
+# n in the hundreds: every lattice point of the merged trinomial in mpmath (rows longer than one anchor block)
+TRINOMIAL = {"trinomial/k3_n300_e2_0.2_skew": (300, 3, 2.0, 0.2, (0.2, 0.5, 0.3)),
+             "trinomial/k4_n300_e1_0.5_uniform": (300, 4, 1.0, 0.5, None),
+             "trinomial/k8_n200_e3_2.5_uniform": (200, 8, 3.0, 2.5, None),
+             "trinomial/k16_n250_e2_0.3_uniform": (250, 16, 2.0, 0.3, None)}
 
 
 def _pair01(n, k, eps0, eps, probs):
@@ -34,6 +39,15 @@ def test_iid_belief_matches_the_brute_force(name):
     ref = float(VALUES[name])
     assert math.exp(low) <= ref <= math.exp(up), name
     assert up - low < 2e-13, name                     # measured 7e-14 to 1.1e-13
+
+
+@pytest.mark.parametrize("name", sorted(TRINOMIAL))
+def test_larger_n_matches_every_lattice_point(name):
+    n, k, eps0, eps, probs = TRINOMIAL[name]
+    low, up = _pair01(n, k, eps0, eps, probs)
+    ref = float(VALUES[name])
+    assert math.exp(low) <= ref <= math.exp(up), name
+    assert up - low < 2e-11, name                     # measured 1.6e-12 to 1.0e-11
 
 
 def test_the_public_class_is_the_supremum_over_pairs():

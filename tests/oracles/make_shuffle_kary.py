@@ -5,6 +5,8 @@ all of them, for the ordered pair of values (0, 1) the challenge user may hold:
 
 * ``iid/...``: the other users' values i.i.d. with probabilities ``probs``, so each one's report is categorical
   with ``theta_c = sum_v probs_v R(v)(c)``: the report histogram of the others is multinomial;
+* ``trinomial/...``: the same at n in the hundreds, from the trinomial of the three merged classes (the
+  reduction the small cases check), every lattice point summed;
 * ``assign/...``: the other users' values fixed (a vector of counts per category): the histogram's law is the
   convolution of the users' reports, computed exactly.  ``sup/...`` is the largest over every assignment.
 
@@ -80,6 +82,31 @@ def assigned(k, eps0, eps, counts):
     return hockey(with_target(law, k, eps0, 0), with_target(law, k, eps0, 1), eps)
 
 
+def trinomial_sum(n, k, eps0, eps, probs):
+    """The same pair at larger n, from the three merged classes (x, x', elsewhere): the others' counts are a
+    trinomial, and the hockey stick sums (a T(h - e1) + ... )_+ over every (h1, h2) -- every term, 50 digits."""
+    e, ee = mp.exp(mp.mpf(eps0)), mp.exp(mp.mpf(eps))
+    a, b = e / (e + k - 1), 1 / (e + k - 1)
+    theta = [sum(mp.mpf(probs[v]) * rr(k, eps0, v)[c] for v in range(k)) for c in range(k)]
+    t = [theta[0], theta[1], 1 - theta[0] - theta[1]]
+    N = n - 1
+    logf = [mp.loggamma(i + 1) for i in range(n + 1)]
+
+    def T(i, j):
+        r = N - i - j
+        if i < 0 or j < 0 or r < 0:
+            return mp.mpf(0)
+        return mp.exp(logf[N] - logf[i] - logf[j] - logf[r] + i * mp.log(t[0]) + j * mp.log(t[1]) + r * mp.log(t[2]))
+    total, rev = mp.mpf(0), mp.mpf(0)
+    for h1 in range(n + 1):
+        for h2 in range(n + 1 - h1):
+            p1 = a * T(h1 - 1, h2) + b * T(h1, h2 - 1) + (k - 2) * b * T(h1, h2)
+            p2 = b * T(h1 - 1, h2) + a * T(h1, h2 - 1) + (k - 2) * b * T(h1, h2)
+            total += max(p1 - ee * p2, 0)
+            rev += max(p2 - ee * p1, 0)
+    return max(total, rev)
+
+
 def canonical_assignments(m, k):
     """Counts (n0, n1, rest...) with the rest non-increasing: every assignment up to relabelling the rest."""
     for h in histograms(m, k):
@@ -101,6 +128,10 @@ CASES = {
     "assign/k4_n6_e2_0.5_all2": ("assign", 6, 4, 2.0, 0.5, (0, 0, 5, 0)),
     "assign/k4_n6_e2_0.5_split23": ("assign", 6, 4, 2.0, 0.5, (0, 0, 3, 2)),
     "assign/k8_n5_e2_1_all0": ("assign", 5, 8, 2.0, 1.0, (4, 0, 0, 0, 0, 0, 0, 0)),
+    "trinomial/k3_n300_e2_0.2_skew": ("trinomial", 300, 3, 2.0, 0.2, (0.2, 0.5, 0.3)),
+    "trinomial/k4_n300_e1_0.5_uniform": ("trinomial", 300, 4, 1.0, 0.5, None),
+    "trinomial/k8_n200_e3_2.5_uniform": ("trinomial", 200, 8, 3.0, 2.5, None),
+    "trinomial/k16_n250_e2_0.3_uniform": ("trinomial", 250, 16, 2.0, 0.3, None),
     "sup/k3_n6_e2_0.5": ("sup", 6, 3, 2.0, 0.5, None),
     "sup/k3_n6_e2_1.4": ("sup", 6, 3, 2.0, 1.4, None),
     "sup/k4_n5_e2_0.5": ("sup", 5, 4, 2.0, 0.5, None),
@@ -112,6 +143,8 @@ def compute(name):
     if kind == "iid":
         value = iid(n, k, eps0, eps, extra or [mp.mpf(1) / k] * k)
         return mp.nstr(value, 40)
+    if kind == "trinomial":
+        return mp.nstr(trinomial_sum(n, k, eps0, eps, extra or [mp.mpf(1) / k] * k), 40)
     if kind == "assign":
         return mp.nstr(assigned(k, eps0, eps, extra), 40)
     best, arg = mp.mpf(-1), None
