@@ -95,11 +95,29 @@ def test_the_counts_outside_the_pair_inform_when_known_values_lie_outside_it():
     assert whole / split - 1 > 3e-4
 
 
+def test_standard_bracket_holds_the_brute_force_supremum():
+    # every assignment of the other users' values enumerated (oracle): inside [all-equal assignments, clones
+    # that keep their coins], and the upper end below the stronger clone bound (FMT23), which reveals more
+    from ppk.related.shuffle_clones import clone_bound_delta
+    for key, n, k, eps in (("sup/k3_n6_e2_0.5", 6, 3, 0.5), ("sup/k3_n6_e2_1.4", 6, 3, 1.4), ("sup/k4_n5_e2_0.5", 5, 4, 0.5)):
+        q = ppk.ShuffledRandomizedResponse(n=n, eps0=2.0, categories=k)
+        low, up = q.delta_bracket(eps)
+        assert low <= float(VALUES[key]["delta"]) <= up <= clone_bound_delta(n=n, eps0=2.0, eps=eps, variant="fmt23"), key
+    # n = 3000, eps0 = 4: at eps = 0.3 the bracket is 0.31 % wide and FMT23 4.2 % above its upper end; at
+    # eps = 0.8 (delta ~ 1.3e-6) 3.9 % and 17 %
+    q = ppk.ShuffledRandomizedResponse(n=3000, eps0=4.0, categories=3)
+    for eps, width, fmt in ((0.3, 1.005, 1.03), (0.8, 1.05, 1.15)):
+        low, up = q.delta_bracket(eps)
+        assert 0 < low <= up <= width * low and clone_bound_delta(n=3000, eps0=4.0, eps=eps, variant="fmt23") > fmt * up
+
+
 def test_refusals_name_the_parameter():
     with pytest.raises(ValueError, match="known"):
-        ppk.ShuffledRandomizedResponse(n=100, eps0=1.0, categories=3)
+        ppk.ShuffledRandomizedResponse(n=100, eps0=1.0, categories=3, known=50)
     with pytest.raises(ValueError, match="probs"):
         ppk.ShuffledRandomizedResponse(n=100, eps0=1.0, categories=4, known=0, probs=(0.1, 0.2, 0.3, 0.4))
+    with pytest.raises(ValueError, match="probs"):
+        ppk.ShuffledRandomizedResponse(n=100, eps0=1.0, categories=3, probs=(0.1, 0.2, 0.7))
     with pytest.raises(ValueError, match="categories"):
         ppk.ShuffledRandomizedResponse(n=100, eps0=1.0, categories=17, known=0)
     with pytest.raises(ValueError, match="p"):
@@ -112,5 +130,8 @@ def test_extremes_are_finite():
     a, b = rr_probs(3.0, 5)
     assert math.isclose(q.delta(0.5), a - math.exp(0.5) * b, rel_tol=1e-12)
     assert ppk.ShuffledRandomizedResponse(n=50, eps0=0.0, categories=3, known=0).delta(0.0) == 0.0
+    assert ppk.ShuffledRandomizedResponse(n=50, eps0=0.0, categories=3).delta(0.0) == 0.0
+    alone = ppk.ShuffledRandomizedResponse(n=1, eps0=3.0, categories=5).delta_bracket(0.5)
+    assert math.isclose(alone[1], a - math.exp(0.5) * b, rel_tol=1e-9) and alone[0] <= alone[1]
     big = ppk.ShuffledRandomizedResponse(n=200, eps0=700.0, categories=16, known=0).delta_bracket(1.0)
     assert all(math.isfinite(v) for v in big) and big[0] <= big[1]

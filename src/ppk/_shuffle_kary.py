@@ -27,7 +27,8 @@ from ._kernels import binom_logpmf, check_interrupt, interruptible
 from ._typing import FloatArray
 from ._validate import integer, real, real_array, sequence
 
-__all__ = ["ShuffledKaryRandomizedResponse", "pair_log_bracket", "standard_lower_log_delta", "MAX_KARY_USERS"]
+__all__ = ["ShuffledKaryRandomizedResponse", "pair_log_bracket", "standard_lower_log_delta", "binomial_log_weights",
+           "MAX_KARY_USERS"]
 
 U = 2.0 ** -53
 DEPTH = 40.0               # the window grows until the terms left out are below e^-DEPTH of the sum
@@ -190,6 +191,12 @@ class _Block:
         self.left_tail = self.left_tail + 1e-12
 
 
+def binomial_log_weights(n: int, p: float, lo: int, hi: int) -> tuple[FloatArray, float, float]:
+    """``log Bin(n, p)(c)`` for ``c = lo..hi`` and logs of bounds on ``P(Bin(n, p) < lo)`` and ``P(> hi)``."""
+    return (binom_logpmf(n, p, np.arange(lo, hi + 1)), _log_tail(n, p, lo, False) if lo > 0 else -math.inf,
+            _log_tail(n, p, hi, True))
+
+
 def _thetas(eps0: float, k: int, probs: np.ndarray, x: int, y: int) -> tuple[float, float, float]:
     """The others' report probabilities in x, in y and elsewhere when their values are i.i.d. ``probs``."""
     a, b = rr_probs(eps0, k)
@@ -286,18 +293,3 @@ class ShuffledKaryRandomizedResponse(BracketedCurve):
     def _rows_key(self) -> Hashable | None:
         return ("shuffle-kary", self.n)
 
-
-def kary(*, n: int, eps0: float, categories: int, known: int | None = None, p: float | None = None,
-         probs: Sequence[float] | None = None, rtol: float | None = None) -> ShuffledKaryRandomizedResponse:
-    """``ppk.ShuffledRandomizedResponse(categories=k >= 3, ...)``: the k-ary curve, with the binary class's
-    parameters that do not carry over refused by name."""
-    if known is None or integer("known", known, minimum=0) != 0:
-        raise ValueError("known: for categories >= 3 only known=0 is exact (the attacker knows no other user's "
-                         "value and believes them i.i.d. with probabilities probs; the worst case over known "
-                         "values is not implemented, docs/shuffle.md k-ary): pass known=0, or use "
-                         "ppk.related.shuffle_clones.clone_bound_epsilon for standard shuffle DP")
-    if p is not None:
-        raise ValueError("p: for categories >= 3 the belief is probs= (one probability per category)")
-    if rtol is not None:
-        real("rtol", rtol, minimum=0.0, maximum=1.0, min_inclusive=False)   # exact: no search tolerance
-    return ShuffledKaryRandomizedResponse(n=n, eps0=eps0, categories=categories, probs=probs)

@@ -73,7 +73,7 @@ class ShuffledRandomizedResponse(BracketedCurve):
     def __new__(cls, *, categories: int = 2, **kwargs: Any) -> Any:
         # categories >= 3: k-ary randomized response (ppk/_shuffle_kary.py, docs/shuffle.md "k-ary")
         if integer("categories", categories, minimum=2, maximum=16) > 2:
-            from ._shuffle_kary import kary
+            from ._shuffle_kary_standard import kary
             return kary(categories=categories, **kwargs)
         return super().__new__(cls)
 
