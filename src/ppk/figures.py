@@ -489,7 +489,7 @@ def fig_shuffle_gap(out_dir: str, *, ns: Sequence[int] = (100, 300, 10**3, 3 * 1
     return png, table
 
 
-def fig_shuffle_gap_kary(out_dir: str, *, ns: Sequence[int] = (100, 300, 1000, 3000, 10_000), categories: Sequence[int] = (3, 8),
+def fig_shuffle_gap_kary(out_dir: str, *, ns: Sequence[int] = (100, 300, 1000, 3000, 10_000, 30_000, 100_000), categories: Sequence[int] = (3, 8),
                          delta: float = 1e-6, eps0: float = 4.0) -> tuple[str, str]:
     """The k-ary case of :func:`fig_shuffle_gap`: shuffle_gap_kary.png and its table (ppk/_figure_shuffle_kary.py)."""
     from ._figure_shuffle_kary import draw_kary_gap
