@@ -106,5 +106,6 @@ def draw_kary_gap(out_dir: str, save, plt, *, ns: Sequence[int] = (100, 300, 100
                  "| k | n | standard DP: lower end | upper end | FMT23 | FMT21 | FMT23 / upper end "
                  "| exact, uniform belief, no value known |\n|---|---|---|---|---|---|---|---|\n")
         for k, n, low, f23, f21, belief, up in rows:
-            fh.write(f"| {k} | {n} | {low:.6f} | {up:.6f} | {f23:.6f} | {f21:.6f} | {f23 / up:.3f} | {belief:.6f} |\n")
+            ratio = f"{f23 / up:.3f}" if up > 0 else "-"       # a delta reached at eps = 0 by both
+            fh.write(f"| {k} | {n} | {low:.6f} | {up:.6f} | {f23:.6f} | {f21:.6f} | {ratio} | {belief:.6f} |\n")
     return shrink_png(os.path.join(out_dir, save(fig, out_dir, "shuffle_gap_kary.png"))), table
