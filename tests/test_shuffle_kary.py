@@ -135,3 +135,26 @@ def test_extremes_are_finite():
     assert math.isclose(alone[1], a - math.exp(0.5) * b, rel_tol=1e-9) and alone[0] <= alone[1]
     big = ppk.ShuffledRandomizedResponse(n=200, eps0=700.0, categories=16, known=0).delta_bracket(1.0)
     assert all(math.isfinite(v) for v in big) and big[0] <= big[1]
+
+
+def test_calibration_moves_the_other_value_probability():
+    # more probability on the other values is more noise (k-ary randomized response composed with another is
+    # k-ary randomized response); the calibrated query reaches delta, plain DP's needs more noise
+    q = ppk.ShuffledRandomizedResponse(n=200, eps0=1.0, categories=4)
+    cal = ppk.calibrate(q, eps=0.5, delta=1e-6, rtol=1e-4)
+    assert cal.reason == "search" and 0 < cal.scale < cal.scale_dp < 0.25
+    assert cal.query.delta(0.5) <= 1e-6 < q.with_scale(cal.scale * 0.999).delta(0.5)
+    a, b = rr_probs(0.5, 4)
+    assert math.isclose(q.dp_scale(eps=0.5, delta=1e-6), (1 - 1e-6) / (3 + math.exp(0.5)), rel_tol=1e-15)
+    assert q.without_natural_noise().n == 1
+
+
+def test_large_eps0_stays_finite_on_both_attackers():
+    # a = 1 - 3e-18 rounds to 1: the kernel gets the complement (formed without cancellation)
+    for eps0 in (40.0, 700.0):
+        for kw in ({"known": 0}, {}):
+            low, up = ppk.ShuffledRandomizedResponse(n=1000, eps0=eps0, categories=4, **kw).delta_bracket(1.0)
+            assert 0 < low <= up <= 1.0 and math.isfinite(low)
+    # a uniform belief keeps natural noise with no coins at all (the values themselves are unknown)
+    low, up = ppk.ShuffledRandomizedResponse(n=1000, eps0=700.0, categories=4, known=0).delta_bracket(1.0)
+    assert up < 1e-26

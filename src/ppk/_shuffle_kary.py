@@ -47,15 +47,22 @@ def rr_probs(eps0: float, k: int) -> tuple[float, float]:
     return 1.0 / (1.0 + (k - 1) * math.exp(-eps0)), b
 
 
-def _log_tail(n: int, p: float, edge: int, upper: bool) -> float:
+def log_binom(n: int, p: float, pc: float, k: npt.ArrayLike) -> FloatArray:
+    """``log Bin(n, p)(k)`` with ``pc = 1 - p`` given (formed without cancellation): the kernel is asked with the
+    smaller of the two, whose relative rounding is then the only one (a p within 1e-17 of 1 rounds to 1)."""
+    kk = np.asarray(k, dtype=np.int64)
+    return binom_logpmf(n, p, kk) if p <= pc else binom_logpmf(n, pc, n - kk)
+
+
+def _log_tail(n: int, p: float, pc: float, edge: int, upper: bool) -> float:
     """log of a bound on ``P(Bin(n, p) > edge)`` (``upper``) or ``P(Bin(n, p) < edge)``: the pmf beyond the edge
     times a geometric series, valid where the ratios of successive terms only decrease (past the mode)."""
     if (upper and edge >= n) or (not upper and edge <= 0):
         return -math.inf
     j = edge + 1 if upper else edge - 1
-    log_first = float(binom_logpmf(n, p, np.array([j]))[0])
+    log_first = float(log_binom(n, p, pc, np.array([j]))[0])
     # the ratio pmf(j + 1) / pmf(j) moving outwards, at the first term left out
-    ratio = (n - j) * p / ((j + 1) * (1 - p)) if upper else j * (1 - p) / ((n - j + 1) * p)
+    ratio = (n - j) * p / ((j + 1) * pc) if upper else j * pc / ((n - j + 1) * p)
     if ratio >= 1.0:
         return 0.0            # the edge is not past the mode: no better bound than 1
     return log_first - math.log1p(-ratio * (1 + 8 * U)) + 1e-12
@@ -84,37 +91,38 @@ def pair_log_bracket(*, n: int, k: int, eps0: float, theta1: float, theta2: floa
     th = (theta1, theta2, theta3)             # all positive: b > 0 for eps0 <= 700
     c1, c2, c3 = alpha / th[0], beta / th[1], gamma / th[2]
     log_n = math.log(n)
-    q2 = th[1] / (th[1] + th[2])                  # x' among the reports not in x (both formed without 1 - ...)
-    # rounding of theta (4u relative each) moves a log pmf by at most 5u per count of deviation from the mean
-    dev1 = 5 * U / min(th[0], 1 - th[0])
-    dev2 = 5 * U / min(q2, 1 - q2)
-    m1, s1 = n * th[0], math.sqrt(n * th[0] * (1 - th[0]))
+    t1c = th[1] + th[2]                           # 1 - theta1, and x' among the reports not in x: all formed
+    q2, q2c = th[1] / t1c, th[2] / t1c            # without cancellation
+    # rounding: the smaller of p, 1 - p (the one the kernel gets) is within 12u of itself, which moves
+    # log Bin(m, p)(j) by at most 12u |j - m p| / (1 - p) <= 24u per count of deviation from the mean
+    dev = 32 * U
+    m1, s1 = n * th[0], math.sqrt(n * th[0] * t1c)
     width = math.sqrt(2 * (depth + 12))
-    logit = abs(math.log(q2) - math.log1p(-q2))
+    logit = math.log(th[1]) - math.log(th[2])
     while True:
         check_interrupt()
         lo1, hi1 = max(1, int(m1 - width * s1) - 2), min(n, int(m1 + width * s1) + 2)   # h1 = 0: L <= 0
         lows, ups = [], []
         # terms with h1 outside lo1..hi1: L <= alpha h1 / theta1 and M' h1 / theta1 = T(h - e1), the others'
         # trinomial, so they sum to at most alpha P(Bin(n - 1, theta1) outside lo1 - 1 .. hi1 - 1)
-        tails = [math.log(alpha) + _log_tail(n - 1, th[0], lo1 - 1, False),
-                 math.log(alpha) + _log_tail(n - 1, th[0], hi1 - 1, True)]
+        tails = [math.log(alpha) + _log_tail(n - 1, th[0], t1c, lo1 - 1, False),
+                 math.log(alpha) + _log_tail(n - 1, th[0], t1c, hi1 - 1, True)]
         h1_all = np.arange(lo1, hi1 + 1)
-        lw1_all = binom_logpmf(n, th[0], h1_all)
-        cols = int(2 * width * math.sqrt(n * q2 * (1 - q2)) + (hi1 - lo1) * q2) + 8
+        lw1_all = log_binom(n, th[0], t1c, h1_all)
+        cols = int(2 * width * math.sqrt(n * q2 * q2c) + (hi1 - lo1) * q2) + 8
         step = max(1, min(hi1 - lo1 + 1, (1 << 20) // max(cols, 1)))
         for r0 in range(lo1, hi1 + 1, step):
             check_interrupt()
             sl = slice(r0 - lo1, min(r0 + step, hi1 + 1) - lo1)
             h1, lw1 = h1_all[sl], lw1_all[sl]
-            blk = _Block(n, q2, logit, h1, lw1, width)
+            blk = _Block(n, q2, q2c, logit, h1, lw1, width)
             c0 = c1 * h1 - c3 * (n - h1)      # L = c0 + cs h2 on each row, rounded by less than err
             cs = c2 + c3
             err = 16 * U * (c1 * h1 + (abs(c2) + c3) * (n - h1))
             L = c0[:, None] + cs * blk.j[None, :]
-            dev = dev1 * np.abs(h1 - m1)[:, None] + dev2 * np.abs(blk.j[None, :] - blk.mean2[:, None])
+            moved = dev * (np.abs(h1 - m1)[:, None] + np.abs(blk.j[None, :] - blk.mean2[:, None]))
             base = blk.lw - log_n
-            e = blk.err + dev + 16 * U * np.abs(lw1)[:, None]
+            e = blk.err + moved + 16 * U * np.abs(lw1)[:, None]
             with np.errstate(divide="ignore", invalid="ignore"):
                 lows.append((base - e + np.log(np.maximum(L - err[:, None], 0.0)))[blk.valid])
                 ups.append((base + e + np.log(np.maximum(L + err[:, None], 0.0)))[blk.valid])
@@ -146,10 +154,10 @@ class _Block:
     of columns ``j`` wide enough for every row's window (about its mean +- width sd), with an error bound and
     logs of bounds on each row's tails beyond the range."""
 
-    def __init__(self, n: int, q: float, logit: float, h1: np.ndarray, lw1: np.ndarray, width: float):
+    def __init__(self, n: int, q: float, qc: float, logit: float, h1: np.ndarray, lw1: np.ndarray, width: float):
         m = n - h1
         self.mean2 = m * q
-        sd = np.sqrt(m * q * (1 - q))
+        sd = np.sqrt(m * q * qc)
         lo = int(max(0, np.min(self.mean2 - width * sd) - 2))
         hi = int(min(np.max(m), np.max(self.mean2 + width * sd) + 2))
         size = -(-(hi - lo + 1) // ANCHOR) * ANCHOR
@@ -158,10 +166,10 @@ class _Block:
         steps = np.empty((h1.size, size))
         with np.errstate(divide="ignore", invalid="ignore"):
             steps[:] = np.log(np.maximum(m[:, None] - self.j[None, :] + 1, 0) / np.maximum(self.j, 1)[None, :])
-        steps += math.log(q) - math.log1p(-q)
+        steps += logit                            # log(q / (1 - q))
         blocks = steps.reshape(h1.size, -1, ANCHOR)
         for i, mi in enumerate(m):
-            blocks[i, :, 0] = binom_logpmf(int(mi), q, anchors)
+            blocks[i, :, 0] = log_binom(int(mi), q, qc, anchors)
         lw2 = np.cumsum(blocks, axis=2).reshape(h1.size, size)
         self.valid = (self.j[None, :] <= m[:, None]) & (self.j[None, :] <= hi)
         lw2 = np.where(self.valid, lw2, -np.inf)
@@ -170,7 +178,7 @@ class _Block:
         # value), each step's rounding (5u + u B, B = log(m + 1) + |logit q| bounds a step) and the cumulated
         # sums' (u times each partial sum, within (d - t) B of the value): below 2u (d + 4)(|v| + (d + 5)(B + 1))
         d = (np.arange(size) % ANCHOR)[None, :]
-        bound = (np.log(m + 1.0) + logit + 1)[:, None]
+        bound = (np.log(m + 1.0) + abs(logit) + 1)[:, None]
         self.err = 1e-15 + 2 * U * (d + 4) * (finite + (d + 5) * bound)
         self.lw = lw1[:, None] + lw2
         # each row's last column, and the geometric bounds beyond it and before the first (past the mode the
@@ -179,22 +187,23 @@ class _Block:
         r_idx = self.right - lo
         rows = np.arange(h1.size)
         edge_r = lw2[rows, r_idx] + self.err[rows, r_idx]
-        rho_r = (m - self.right) * q / ((self.right + 1) * (1 - q))
+        rho_r = (m - self.right) * q / ((self.right + 1) * qc)
         with np.errstate(divide="ignore", invalid="ignore"):
             self.right_tail = np.where(self.right >= m, -np.inf,
                                        np.where(rho_r < 1, edge_r + np.log(rho_r) - np.log1p(-rho_r), 0.0))
             edge_l = lw2[:, 0] + self.err[:, 0]
-            rho_l = lo * (1 - q) / ((m - lo + 1) * q)
+            rho_l = lo * qc / ((m - lo + 1) * q)
             self.left_tail = np.where(lo == 0, -np.inf,
                                       np.where(rho_l < 1, edge_l + np.log(rho_l) - np.log1p(-rho_l), 0.0))
         self.right_tail = self.right_tail + 1e-12
         self.left_tail = self.left_tail + 1e-12
 
 
-def binomial_log_weights(n: int, p: float, lo: int, hi: int) -> tuple[FloatArray, float, float]:
-    """``log Bin(n, p)(c)`` for ``c = lo..hi`` and logs of bounds on ``P(Bin(n, p) < lo)`` and ``P(> hi)``."""
-    return (binom_logpmf(n, p, np.arange(lo, hi + 1)), _log_tail(n, p, lo, False) if lo > 0 else -math.inf,
-            _log_tail(n, p, hi, True))
+def binomial_log_weights(n: int, p: float, pc: float, lo: int, hi: int) -> tuple[FloatArray, float, float]:
+    """``log Bin(n, p)(c)`` (``pc = 1 - p``) for ``c = lo..hi`` and logs of bounds on ``P(Bin(n, p) < lo)`` and
+    ``P(> hi)``."""
+    return (log_binom(n, p, pc, np.arange(lo, hi + 1)), _log_tail(n, p, pc, lo, False) if lo > 0 else -math.inf,
+            _log_tail(n, p, pc, hi, True))
 
 
 def _thetas(eps0: float, k: int, probs: np.ndarray, x: int, y: int) -> tuple[float, float, float]:
@@ -289,7 +298,35 @@ class ShuffledKaryRandomizedResponse(BracketedCurve):
     def has_natural_noise(self) -> bool:
         return self.n > 1 and self.eps0 < 700.0
 
+    def with_scale(self, scale: float) -> "ShuffledKaryRandomizedResponse":
+        return ShuffledKaryRandomizedResponse(n=self.n, eps0=eps0_of(scale, self.categories), categories=self.categories,
+                                              probs=tuple(float(v) for v in self.probs))
+
+    def without_natural_noise(self) -> "ShuffledKaryRandomizedResponse":
+        """k-ary randomized response alone (``n = 1``): ``delta(eps) = a - e^eps b``, what the shuffler amplifies."""
+        return ShuffledKaryRandomizedResponse(n=1, eps0=self.eps0, categories=self.categories)
+
+    def dp_scale(self, *, eps: float, delta: float) -> float:
+        return rr_dp_scale(self.categories, eps=eps, delta=delta)
+
     @property
     def _rows_key(self) -> Hashable | None:
+        """The other users, whose unknown values every release over them shares."""
         return ("shuffle-kary", self.n)
 
+
+def eps0_of(scale: float, k: int) -> float:
+    """The local privacy whose other-value probability is ``scale`` (calibration moves it; more is more noise):
+    ``b = 1 / (e^eps0 + k - 1)``, so ``eps0 = log(1 - (k - 1) b) - log b``; ``b = 0`` is no noise (eps0 = 700)."""
+    b = real("scale", scale, minimum=0.0, maximum=1.0 / k)
+    if b == 0.0:
+        return 700.0
+    return min(700.0, max(0.0, math.log1p(-(k - 1) * b) - math.log(b)))
+
+
+def rr_dp_scale(k: int, *, eps: float, delta: float) -> float:
+    """The other-value probability with which k-ary randomized response alone is (eps, delta)-DP: its curve is
+    ``a - e^eps b = 1 - (k - 1 + e^eps) b``, so ``b = (1 - delta) / (k - 1 + e^eps)`` (rounded up)."""
+    eps = real("eps", eps, minimum=0.0)
+    delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False)
+    return math.nextafter((1 - delta) / (k - 1 + math.exp(min(eps, 700.0))), 1.0)

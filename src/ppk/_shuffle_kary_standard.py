@@ -26,7 +26,7 @@ import numpy.typing as npt
 
 from ._curve import BracketedCurve
 from ._shuffle_kary import (MAX_CATEGORIES, MAX_KARY_USERS, ShuffledKaryRandomizedResponse, binomial_log_weights,
-                            interruptible, pair_log_bracket, rr_probs, standard_lower_log_delta)
+                            eps0_of, interruptible, pair_log_bracket, rr_dp_scale, rr_probs, standard_lower_log_delta)
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
 
@@ -43,7 +43,7 @@ def clone_coins_log_delta(*, n: int, eps0: float, categories: int, eps: float, r
         return -math.inf
     a, b = rr_probs(eps0, k)
     t = 0.5 * (a + b)
-    c2 = min(1.0, 2 * b / (a + b))
+    c2, c2c = 2 * b / (a + b), a * -math.expm1(-eps0) / (a + b)    # a clone, and not (a - b without cancelling)
     cache: dict[int, tuple[float, float]] = {}
 
     def curve(c: int) -> tuple[float, float]:
@@ -52,9 +52,9 @@ def clone_coins_log_delta(*, n: int, eps0: float, categories: int, eps: float, r
         return cache[c]
 
     m = n - 1
-    mean, sd = m * c2, math.sqrt(m * c2 * (1 - c2))
+    mean, sd = m * c2, math.sqrt(m * c2 * c2c)
     lo, hi = max(0, int(mean - 12 * sd) - 2), min(m, int(mean + 12 * sd) + 2)
-    logw, below, above = binomial_log_weights(m, c2, lo, hi)
+    logw, below, above = binomial_log_weights(m, c2, c2c, lo, hi)
     # prefix sums of the weights (scaled), rounded up by a relative 1e-12
     top = float(np.max(logw))
     cum = np.concatenate([[0.0], np.cumsum(np.exp(logw - top))]) * (1 + 1e-12)
@@ -136,6 +136,16 @@ class ShuffledKaryStandard(BracketedCurve):
     @property
     def has_natural_noise(self) -> bool:
         return self.n > 1 and self.eps0 < 700.0
+
+    def with_scale(self, scale: float) -> "ShuffledKaryStandard":
+        return ShuffledKaryStandard(n=self.n, eps0=eps0_of(scale, self.categories), categories=self.categories)
+
+    def without_natural_noise(self) -> "ShuffledKaryStandard":
+        """k-ary randomized response alone (``n = 1``): ``delta(eps) = a - e^eps b``."""
+        return ShuffledKaryStandard(n=1, eps0=self.eps0, categories=self.categories)
+
+    def dp_scale(self, *, eps: float, delta: float) -> float:
+        return rr_dp_scale(self.categories, eps=eps, delta=delta)
 
     @property
     def _rows_key(self) -> Hashable | None:
