@@ -99,10 +99,12 @@ def test_standard_bracket_holds_the_brute_force_supremum():
     # every assignment of the other users' values enumerated (oracle): inside [all-equal assignments, clones
     # that keep their coins], and the upper end below the stronger clone bound (FMT23), which reveals more
     from ppk.related.shuffle_clones import clone_bound_delta
-    for key, n, k, eps in (("sup/k3_n6_e2_0.5", 6, 3, 0.5), ("sup/k3_n6_e2_1.4", 6, 3, 1.4), ("sup/k4_n5_e2_0.5", 5, 4, 0.5)):
-        q = ppk.ShuffledRandomizedResponse(n=n, eps0=2.0, categories=k)
+    for key, n, k, eps0, eps in (("sup/k3_n6_e2_0.5", 6, 3, 2.0, 0.5), ("sup/k3_n6_e2_1.4", 6, 3, 2.0, 1.4),
+                                 ("sup/k4_n5_e2_0.5", 5, 4, 2.0, 0.5), ("sup/k8_n4_e2_0.5", 4, 8, 2.0, 0.5),
+                                 ("sup/k8_n4_e3_2", 4, 8, 3.0, 2.0)):
+        q = ppk.ShuffledRandomizedResponse(n=n, eps0=eps0, categories=k)
         low, up = q.delta_bracket(eps)
-        assert low <= float(VALUES[key]["delta"]) <= up <= clone_bound_delta(n=n, eps0=2.0, eps=eps, variant="fmt23"), key
+        assert low <= float(VALUES[key]["delta"]) <= up <= clone_bound_delta(n=n, eps0=eps0, eps=eps, variant="fmt23"), key
     # n = 3000, eps0 = 4: at eps = 0.3 the bracket is 0.31 % wide and FMT23 4.2 % above its upper end; at
     # eps = 0.8 (delta ~ 1.3e-6) 3.9 % and 17 %
     q = ppk.ShuffledRandomizedResponse(n=3000, eps0=4.0, categories=3)
