@@ -102,7 +102,9 @@ def draw_kary_gap(out_dir: str, save, plt, *, ns: Sequence[int] = (100, 300, 100
     bottom.set_title("(b) ppk's upper end (red) and FMT23 (orange) over ppk's lower end (1: closed)", fontsize=9)
     table = os.path.join(out_dir, "shuffle_gap_kary_table.md")
     with open(table, "w", encoding="utf-8") as fh:
-        fh.write(f"eps at delta = {delta:g}, eps0 = {eps0:g} (written by ppk.figures.fig_shuffle_gap_kary)\n\n"
+        # orphan: a page of its own, linked from docs/shuffle.md rather than listed in a toctree
+        fh.write("---\norphan: true\n---\n\n# k-ary shuffled randomized response: ppk's bracket against the clone "
+                 f"bounds\n\neps at delta = {delta:g}, eps0 = {eps0:g} (written by ppk.figures.fig_shuffle_gap_kary)\n\n"
                  "| k | n | standard DP: lower end | upper end | FMT23 | FMT21 | FMT23 / upper end "
                  "| exact, uniform belief, no value known |\n|---|---|---|---|---|---|---|---|\n")
         for k, n, low, f23, f21, belief, up in rows:
