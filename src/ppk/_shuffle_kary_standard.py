@@ -30,7 +30,11 @@ from ._shuffle_kary import (MAX_CATEGORIES, MAX_KARY_USERS, ShuffledKaryRandomiz
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
 
-__all__ = ["ShuffledKaryStandard", "clone_coins_log_delta", "kary"]
+__all__ = ["ShuffledKaryStandard", "clone_coins_log_delta", "kary", "MAX_CLONES"]
+
+#: The most clones (users expected to be clones, n 2 / (e^eps0 + 1)) the upper end takes: it sums about 80
+#: curves of that many users, each about 1 s at 10^5 (docs/shuffle.md, k-ary).
+MAX_CLONES = 50_000
 
 
 def clone_coins_log_delta(*, n: int, eps0: float, categories: int, eps: float, rtol: float = 1e-2,
@@ -95,6 +99,13 @@ class ShuffledKaryStandard(BracketedCurve):
         self.n = integer("n", n, minimum=1, maximum=MAX_KARY_USERS)
         self.eps0 = real("eps0", eps0, minimum=0.0, maximum=700.0)
         self.categories = integer("categories", categories, minimum=3, maximum=MAX_CATEGORIES)
+        a, b = rr_probs(self.eps0, self.categories)
+        clones = (self.n - 1) * 2 * b / (a + b)
+        if clones > MAX_CLONES:
+            raise ValueError(f"n={self.n} with eps0={self.eps0!r} makes about {clones:,.0f} clones: the standard k-ary "
+                             f"bracket sums tens of curves of that many users (MAX_CLONES={MAX_CLONES:,}; minutes "
+                             "beyond); use fewer users or a larger eps0, or ppk.related.shuffle_clones."
+                             "clone_bound_epsilon(variant='fmt23'), within about 1-6 % above it (docs/shuffle.md)")
 
     def __repr__(self) -> str:
         return f"ShuffledRandomizedResponse(n={self.n}, eps0={self.eps0!r}, categories={self.categories})"
