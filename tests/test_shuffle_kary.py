@@ -122,6 +122,8 @@ def test_refusals_name_the_parameter():
         ppk.ShuffledRandomizedResponse(n=100, eps0=1.0, categories=3, probs=(0.1, 0.2, 0.7))
     with pytest.raises(ValueError, match="categories"):
         ppk.ShuffledRandomizedResponse(n=100, eps0=1.0, categories=17, known=0)
+    with pytest.raises(ValueError, match="n=100000 with eps0=1.0"):       # 53,788 clones: too many curves
+        ppk.ShuffledRandomizedResponse(n=100_000, eps0=1.0, categories=3)
     with pytest.raises(ValueError, match="p"):
         ppk.ShuffledRandomizedResponse(n=100, eps0=1.0, categories=3, known=0, p=0.5)
     assert ppk.ShuffledRandomizedResponse(n=100, eps0=1.0, categories=2).delta(0.5) > 0   # binary unchanged
