@@ -36,3 +36,15 @@ def test_bad_grid_names_the_parameter(tmp_path):
         fig_shuffle_gap(str(tmp_path), ns=(1,))
     with pytest.raises(ValueError, match="deltas"):
         fig_shuffle_gap(str(tmp_path), ns=(100,), deltas=(0.0,))
+
+
+def test_kary_table_orders_the_ends(tmp_path):
+    # k-ary (docs/shuffle.md "k-ary"): standard shuffle DP's certified ends, below the clone bounds (upper ends
+    # that reveal more), and the attacker with a uniform belief gets less
+    from ppk.figures import fig_shuffle_gap_kary
+    png, table = fig_shuffle_gap_kary(str(tmp_path), ns=(60,), categories=(3,), delta=1e-3, eps0=2.0)
+    assert (tmp_path / "shuffle_gap_kary.png").stat().st_size > 10_000
+    rows = [line.strip("|").split("|") for line in pathlib.Path(table).read_text(encoding="utf-8").splitlines()
+            if line.startswith("| 3 ")]
+    [(k, n, low, up, fmt23, fmt21, _, belief)] = [[c.strip() for c in r] for r in rows]
+    assert 0.0 < float(belief) < float(low) <= float(up) <= float(fmt23) <= float(fmt21) <= 2.0

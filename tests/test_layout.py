@@ -98,7 +98,7 @@ KERNEL_CALLERS = {"counting.py", "noisy_query.py", "_family.py", "histogram.py",
                   "_histogram_noiseless.py", "baselines.py",
                   "hypergeom.py", "noise/natural.py", "noise/added.py", "noise/window.py", "noise/_convolve.py",
                   "pld/_convolution.py", "pld/mechanisms.py", "pld/subsampled.py", "related/risk/sensitivity.py",
-                  "_shuffle_split.py", "related/shuffle_clones.py"}
+                  "_shuffle_split.py", "_shuffle_kary.py", "related/shuffle_clones.py"}
 MAX_LINES = 500
 
 

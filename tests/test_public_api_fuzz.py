@@ -218,7 +218,8 @@ _add("ppk.CountingQuery.with_sigma", _method(_q, "with_sigma"), sigma=2.0)
 _add("ppk.CountingQuery.with_scale", _method(_q, "with_scale"), scale=2.0)
 _add("ppk.CountingQuery.dp_scale", _method(_q, "dp_scale"), eps=0.5, delta=1e-6)
 # ppk: shuffled randomized response (docs/shuffle.md) and the clone bound it is compared with
-_add("ppk.ShuffledRandomizedResponse", ppk.ShuffledRandomizedResponse, n=200, eps0=2.0, known=150, p=0.3, rtol=1e-6)
+_add("ppk.ShuffledRandomizedResponse", ppk.ShuffledRandomizedResponse, n=200, eps0=2.0, known=150, p=0.3, rtol=1e-6,
+     categories=2)
 
 
 def _shuffled():
@@ -544,6 +545,8 @@ _add("ppk.evaluation.evaluate", lambda **kw: ev.evaluate(**kw, out_dir=os.path.j
 # ppk.figures (drawn with small grids; see _closing_figures)
 _add("ppk.figures.fig_shuffle_gap", _closing_figures(lambda **kw: fg.fig_shuffle_gap(_TMP, **kw)), ns=(100, 1000),
      deltas=(1e-6,), eps0=4.0)
+_add("ppk.figures.fig_shuffle_gap_kary", _closing_figures(lambda **kw: fg.fig_shuffle_gap_kary(_TMP, **kw)), ns=(50,),
+     categories=(3,), delta=1e-3, eps0=2.0)
 _add("ppk.figures.fig_baselines_vs_n", _closing_figures(lambda **kw: fg.fig_baselines_vs_n(_TMP, **kw)), delta=1e-6)
 _add("ppk.figures.fig_pointwise_loss", _closing_figures(lambda **kw: fg.fig_pointwise_loss(_TMP, **kw)), n=5000,
      known=3000, o=2000)

@@ -424,21 +424,19 @@ def fig_shuffle_gap(out_dir: str, *, ns: Sequence[int] = (100, 300, 10**3, 3 * 1
     randomized response alone, by n (issue #32's gap table).  Writes shuffle_gap.png and
     shuffle_gap_table.md (the same numbers) into ``out_dir`` and returns both paths.
 
-    The default ns stop at 10^7 (MAX_FIGURE_ROWS): the whole default grid takes about half a minute, the exact
-    eps at n = 10^8 minutes for each delta."""
+    The default ns stop at 10^7 (MAX_FIGURE_ROWS): half a minute for the grid; n = 10^8 takes minutes per delta.
+    The k-ary case is :func:`fig_shuffle_gap_kary`."""
     ns = sorted(set(sequence("ns", ns, lambda name, v: integer(name, v, minimum=2, maximum=MAX_FIGURE_ROWS),
                              min_length=1, max_length=20)))
     deltas = sorted(set(sequence("deltas", deltas, _unit_interval, min_length=1, max_length=4)), reverse=True)
-    # beyond 50 a report is the truth with probability 1 - 2e-22: no n of the grid amplifies it; below 1e-6
-    # every eps of the grid is 0 and the log axis has nothing to show
+    # beyond 50 a report is the truth w.p. 1 - 2e-22: nothing amplifies it; below 1e-6 every eps is 0 (an empty log axis)
     eps0 = real("eps0", eps0, minimum=1e-6, maximum=50.0)
     rows = _shuffle_gap_rows(ns, deltas, eps0)
     plt = _plt()
     from matplotlib.lines import Line2D
     from matplotlib.ticker import NullFormatter
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(6.4, 7.4), sharex=True, gridspec_kw={"height_ratios": [1.5, 1]})
-    methods = [(2, "exact (ppk, certified)", "k", "o"), (3, "clone bound FMT23 (stronger clones)", "C1", "s"),
-               (4, "clone bound FMT21 (ml-shuffling-amplification)", "C0", "^")]
+    methods = [(2, "exact (ppk, certified)", "k", "o"), (3, "clone bound FMT23 (stronger clones)", "C1", "s"), (4, "clone bound FMT21 (ml-shuffling-amplification)", "C0", "^")]
     styles = ["-", "--", ":", "-."]
     # limits set before drawing: a curve of zeros (eps0 or delta large) autoscales a log axis with a warning;
     # 1-2-5 ticks and eps0: decades alone leave two labels on the axis
@@ -482,14 +480,15 @@ def fig_shuffle_gap(out_dir: str, *, ns: Sequence[int] = (100, 300, 10**3, 3 * 1
     table = os.path.join(out_dir, "shuffle_gap_table.md")
     _write_shuffle_gap_table(table, rows, eps0)
     png = os.path.join(out_dir, _save(fig, out_dir, "shuffle_gap.png"))
-    # 256 colours: the same picture in a third of the bytes (docs/figures ships in the sdist); a _save that
-    # draws without writing (the API fuzz tests stub it) leaves nothing to shrink
-    if os.path.isfile(png):
-        from PIL import Image
-        with Image.open(png) as image:
-            small = image.convert("RGB").quantize(colors=256, method=Image.Quantize.MEDIANCUT)
-        small.save(png, optimize=True, dpi=(150, 150))
-    return png, table
+    from ._figure_shuffle_kary import shrink_png
+    return shrink_png(png), table
+
+
+def fig_shuffle_gap_kary(out_dir: str, *, ns: Sequence[int] = (100, 300, 1000, 3000, 10_000, 30_000, 100_000), categories: Sequence[int] = (3, 8),
+                         delta: float = 1e-6, eps0: float = 4.0) -> tuple[str, str]:
+    """The k-ary case of :func:`fig_shuffle_gap`: shuffle_gap_kary.png and its table (ppk/_figure_shuffle_kary.py)."""
+    from ._figure_shuffle_kary import draw_kary_gap
+    return draw_kary_gap(out_dir, _save, _plt(), ns=ns, categories=categories, delta=delta, eps0=eps0)
 
 
 ALL: list[Callable[[str], tuple[str, str]]] = [fig_baselines_vs_n, fig_pointwise_loss, fig_hypergeom_runtime, fig_tau_and_supported_eps,

@@ -104,8 +104,15 @@ class ShuffledRandomizedResponse(BracketedCurve):
 
     __slots__ = ("n", "eps0", "known", "p", "rtol", "_flip", "_q", "_curves", "_progress")
 
+    def __new__(cls, *, categories: int = 2, **kwargs: Any) -> Any:
+        # categories >= 3: k-ary randomized response (ppk/_shuffle_kary.py, docs/shuffle.md "k-ary")
+        if integer("categories", categories, minimum=2, maximum=16) > 2:
+            from ._shuffle_kary_standard import kary
+            return kary(categories=categories, **kwargs)
+        return super().__new__(cls)
+
     def __init__(self, *, n: int, eps0: float, known: int | None = None, p: float | None = None,
-                 rtol: float = 1e-6):
+                 rtol: float = 1e-6, categories: int = 2):
         self.n = integer("n", n, minimum=1)
         if self.n > MAX_USERS:
             raise ValueError(f"n={self.n} is more users than the exact search takes (MAX_USERS={MAX_USERS:,}: its time "
