@@ -147,3 +147,4 @@ class ShuffleSplit {
 }  // namespace ppk
 
 #include "ppk/shuffle_impl.hpp"
+#include "ppk/shuffle_derived.hpp"
