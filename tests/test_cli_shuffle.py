@@ -36,3 +36,21 @@ def test_progress_goes_to_a_terminal_only(capsys):
         assert main(["shuffle", "--n", "30000", "--eps0", "3", "--eps", "0.05", "--delta", "1e-6"] + extra) == 0
         captured = capsys.readouterr()
         assert captured.err == "" and "clone bound" in captured.out
+
+
+def test_k_ary_reports_and_its_refusals(capsys):
+    assert main(["shuffle", "--n", "300", "--eps0", "2", "--categories", "3", "--eps", "0.5", "--delta", "1e-6",
+                 "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    q = ppk.ShuffledRandomizedResponse(n=300, eps0=2.0, categories=3)
+    assert out["categories"] == 3 and out["epsilons"][0]["eps"] == q.epsilon(1e-6)
+    lo, up = q.delta_bracket(0.5)
+    assert out["curve"][0]["delta_lower"] == pytest.approx(lo, rel=1e-15) and out["curve"][0]["delta_upper"] >= up
+    assert main(["shuffle", "--n", "300", "--categories", "4", "--known", "0", "--eps", "0.5"]) == 0
+    assert "knows no other value" in capsys.readouterr().out
+    for bad, said in ((["--known", "5"], "--known 5: with --categories >= 3"), (["--p", "0.3"], "--p is for binary")):
+        assert main(["shuffle", "--n", "300", "--categories", "3", *bad]) == 2
+        assert said in capsys.readouterr().err
+    with pytest.raises(SystemExit):   # argparse's own refusal
+        main(["shuffle", "--categories", "17"])
+    assert "invalid choice" in capsys.readouterr().err

@@ -16,6 +16,8 @@ from ._emit import exp_rounded_up, fmt_from_log, fmt_number, print_json, print_r
 
 
 def _run(args: argparse.Namespace) -> int:
+    if args.categories > 2:
+        return _run_kary(args, args.categories)
     if args.known is not None and args.known < args.n - 1 and args.p is None:
         raise ValueError(f"--known {args.known} < --n - 1 needs --p: the probability that each user the attacker does "
                          "not know holds a 1")
@@ -47,6 +49,56 @@ def _run(args: argparse.Namespace) -> int:
     who = "standard shuffle DP" if standard else f"an attacker who knows {q.known} of the other {q.n - 1} inputs"
     print(f"{q.n} users, randomized response eps0 = {q.eps0:g} (flip probability {q.flip_probability:.6g}), "
           f"shuffled; {who}")
+    _print_tables(rows, log_lo, log_up, epsilons)
+    print_record(record)
+    return 0
+
+
+def _run_kary(args: argparse.Namespace, k: int) -> int:
+    """``--categories k >= 3``: k-ary randomized response, shuffled (docs/shuffle.md, "k-ary"): standard shuffle DP
+    (a certified bracket) or, with ``--known 0``, the attacker who knows no other value and believes them uniform
+    (exact)."""
+    if args.p is not None:
+        raise ValueError("--p is for binary reports; with --categories >= 3 an attacker who knows no other value "
+                         "(--known 0) believes the values uniform")
+    if args.known not in (None, 0, args.n - 1):
+        raise ValueError(f"--known {args.known}: with --categories >= 3 the attacker knows every other value (omit "
+                         "--known) or none (--known 0); partial knowledge is not implemented (docs/shuffle.md, k-ary)")
+    q = ShuffledRandomizedResponse(n=args.n, eps0=args.eps0, categories=k, known=args.known)
+    standard = args.known != 0 or args.n == 1
+    eps = np.array(args.eps, dtype=float)
+    log_lo, log_up = q.log_delta_bracket(eps)
+    rows = [dict(eps=float(e), delta_lower=math.exp(lo), delta_upper=exp_rounded_up(up),
+                 clone_bound=clone_bound_delta(n=q.n, eps0=q.eps0, eps=float(e)))
+            for e, lo, up in zip(eps, np.atleast_1d(log_lo), np.atleast_1d(log_up))]
+    epsilons = [dict(delta=d, eps=q.epsilon(d), clone_bound=clone_bound_epsilon(n=q.n, eps0=q.eps0, delta=d))
+                for d in args.delta or []]
+    attacker = dict(rows=q.n, rows_known=q.n - 1 if standard else 0, rows_unknown=0 if standard else q.n - 1,
+                    belief=None if standard else f"each other user's value is uniform over the {k} categories",
+                    belief_source="none" if standard else "stated_by_steward",
+                    text=("any attacker (standard shuffle DP: the supremum over the other users' values)" if standard
+                          else f"an attacker who knows none of the other {q.n - 1} users' values and believes each "
+                               f"uniform over {k} categories"))
+    g = guarantee(kind="DP" if standard else "PPK-DP", eps=[r["eps"] for r in rows],
+                  delta_mechanism=[r["delta_upper"] for r in rows],
+                  text=f"the shuffled histogram of {k}-ary randomized responses is (eps, delta_upper) private at each "
+                       "eps listed")
+    record = make_record(attacker=attacker, guarantee=g, warnings=[],
+                         noise=dict(law="k_ary_randomized_response", scale=q.scale, scale_name=q.scale_name,
+                                    unit="for each other value", per="user"))
+    if args.json:
+        print_json(dict(n=q.n, eps0=q.eps0, categories=k, known=attacker["rows_known"], curve=rows,
+                        epsilons=epsilons, record=record))
+        return 0
+    who = "standard shuffle DP" if standard else "an attacker who knows no other value (uniform belief)"
+    print(f"{q.n} users, {k}-ary randomized response eps0 = {q.eps0:g} (each other value reported with probability "
+          f"{q.scale:.6g}), shuffled; {who}")
+    _print_tables(rows, log_lo, log_up, epsilons)
+    print_record(record)
+    return 0
+
+
+def _print_tables(rows: list, log_lo: Any, log_up: Any, epsilons: list) -> None:
     print_table(["eps", "delta lower", "delta upper", "clone bound"],
                 [[fmt_number(r["eps"]), fmt_from_log(lo), fmt_from_log(up), f"{r['clone_bound']:.6g}"]
                  for r, lo, up in zip(rows, np.atleast_1d(log_lo), np.atleast_1d(log_up))])
@@ -55,8 +107,6 @@ def _run(args: argparse.Namespace) -> int:
         print_table(["delta", "eps (certified)", "clone bound eps", "clone / exact"],
                     [[f"{r['delta']:g}", f"{r['eps']:.6g}", f"{r['clone_bound']:.6g}",
                       f"{r['clone_bound'] / r['eps']:.3g}" if r["eps"] > 0 else "n/a"] for r in epsilons])
-    print_record(record)
-    return 0
 
 
 _DESCRIPTION = ("Shuffled randomized response: n users each report their bit through randomized response with "
@@ -80,6 +130,9 @@ def register(sub: Any) -> None:
                    help="epsilon values of the curve (default %(default)s)")
     s.add_argument("--delta", type=float, nargs="+", default=[1e-6], help="deltas to find epsilon for "
                    "(default %(default)s)")
+    s.add_argument("--categories", type=whole, default=2, choices=range(2, 17), metavar="K",
+                   help="values each user holds, 2..16 (default 2: binary); K >= 3 is k-ary randomized response, "
+                        "whose shuffled histogram is published")
     s.add_argument("--quiet", action="store_true",
                    help="no progress bar (it is shown on stderr only when stderr is a terminal)")
     add_json_flag(s)
