@@ -26,8 +26,10 @@ mp = pytest.importorskip("mpmath")
     (11, [0.02, 0.9, 0.08], 0.05), (0, [0.3, 0.3, 0.4], 0.5),
 ])
 def test_noiseless_histogram_is_exact_by_default(N, probs, eps):
-    # sigma = 0 is a finite sum: with the default rtol both ends are the exact value to 1e-12
-    truth = O.histogram_delta_noiseless(N, probs, eps)
+    # sigma = 0 is a finite sum: with the default rtol both ends are the exact value to 1e-12.  The truth is
+    # that of the probabilities over their exact sum (the doubles of [0.3, 0.7] add up to 1 - 5.6e-17)
+    total = mp.fsum(mp.mpf(p) for p in probs)
+    truth = O.histogram_delta_noiseless(N, [mp.mpf(p) / total for p in probs], eps)
     h = ppk.HistogramQuery(n=N + 1, known=0, probs=probs, sigma=0.0)
     lower, upper = h.log_delta_bracket(eps)
     assert h.exact
