@@ -74,22 +74,29 @@ def test_noiseless_sum_at_ten_million_rows_is_exact():
     assert upper - lower < 1e-11 * abs(upper) and upper == pytest.approx(-1265.1187166955515, rel=1e-13)
 
 
-def _pair_lattice_delta(N, pa, pb, rest, eps):
+def _pair_lattice_delta(N, pa, pb, rest, eps, max_m=None):
     """One ordered pair's noiseless delta by the full lattice in mpmath (50 digits): sum over the observed
-    counts (u, v) of (T(u - 1, v) - e^eps T(u, v - 1))_+, T the trinomial of the unknown rows."""
+    counts (u, v) of (T(u - 1, v) - e^eps T(u, v - 1))_+, T the trinomial of the unknown rows (only
+    u + v <= max_m + 1 when given: for a pair that rarely holds more than a few rows)."""
     with mp.workdps(50):
         total = mp.mpf(pa) + mp.mpf(pb) + mp.mpf(rest)
         a, b, r = (mp.mpf(x) / total for x in (pa, pb, rest))
         e = mp.exp(mp.mpf(eps))
-        lf = [mp.loggamma(i + 1) for i in range(N + 2)]
+        memo = {}
+
+        def lfact(i):
+            if i not in memo:
+                memo[i] = mp.loggamma(i + 1)
+            return memo[i]
 
         def T(x, y):
             if x < 0 or y < 0 or x + y > N:
                 return mp.mpf(0)
             z = N - x - y
-            out = lf[N] - lf[x] - lf[y] - lf[z] + x * mp.log(a) + y * mp.log(b)
+            out = lfact(N) - lfact(x) - lfact(y) - lfact(z) + x * mp.log(a) + y * mp.log(b)
             return mp.exp(out + z * mp.log(r)) if r > 0 else (mp.exp(out) if z == 0 else mp.mpf(0))
-        return mp.fsum(max(T(u - 1, v) - e * T(u, v - 1), 0) for u in range(N + 2) for v in range(N + 2 - u))
+        top = N + 2 if max_m is None else max_m + 2
+        return mp.fsum(max(T(u - 1, v) - e * T(u, v - 1), 0) for u in range(top) for v in range(top - u))
 
 
 @pytest.mark.parametrize("N, probs, eps", [
@@ -107,6 +114,20 @@ def test_noiseless_pair_matches_the_full_lattice_in_mpmath(N, probs, eps):
     log_truth = float(mp.log(truth))
     assert lower <= log_truth <= upper
     assert upper - lower < 1e-12 * max(1.0, abs(log_truth))
+
+
+@pytest.mark.parametrize("p, eps", [(1e-7, 0.5), (1e-300, 0.5), (5e-324, 0.0)])
+def test_noiseless_pair_of_nearly_impossible_categories(p, eps):
+    # the pair holds a few of a million rows at most: P(M) falls by ~e^700 a row at p = 1e-300, far past the
+    # long-double range over the window, and delta is ~1 (M = 0 shows the challenge row).  (The rows' sum
+    # once lost its scale there and reported e^-27868.)
+    probs = [p, p, 1.0 - 2 * p]
+    rest = 1.0 - 2 * p
+    truth = _pair_lattice_delta(10**6, p, p, rest, eps, max_m=40)   # the rest of the lattice: < e^-400
+    lower, upper = ppk.HistogramQuery(n=10**6 + 1, known=0, probs=probs, sigma=0.0).log_delta_bracket(eps)
+    log_truth = float(mp.log(truth))
+    assert lower <= log_truth <= upper
+    assert upper - lower < 1e-10
 
 
 def test_noiseless_histogram_curve_is_the_same_however_it_is_asked_for():

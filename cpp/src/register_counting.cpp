@@ -135,7 +135,7 @@ void register_counting(py::module_& m) {
         [](std::int64_t N, double s, double rest, double q, double qc, double eps, std::int64_t m_lo,
            std::int64_t m_hi) {
           if (N < 0 || N > kMaxN) throw std::invalid_argument("N must be in [0, 1e12]");
-          if (!(s > 0 && s <= 1 && rest >= 0 && rest < 1)) throw std::invalid_argument("need 0 < s <= 1, 0 <= rest < 1");
+          if (!(s > 0 && s <= 1 && rest >= 0 && rest <= 1)) throw std::invalid_argument("need 0 < s <= 1, 0 <= rest <= 1");
           if (!(q > 0 && q < 1 && qc > 0 && qc < 1)) throw std::invalid_argument("q and qc must be in (0, 1)");
           if (!(eps >= 0) || std::isinf(eps)) throw std::invalid_argument("eps must be finite and >= 0");
           if (!(0 <= m_lo && m_lo <= m_hi && m_hi <= N) || (rest == 0 && m_lo != N))

@@ -83,7 +83,7 @@ def noiseless_pair(N: int, pa: float, pb: float, rest: float, eps: float) -> tup
         # delta = sum_M P(M) q^M = (1 - s q_c)^N: the distinguishing mass (no row of the pair in b)
         log_delta = LD(N) * np.log1p(-(LD(s) * qcL))
         slack = 8 * _UL * (abs(log_delta) + 1) + 4 * _U * abs(float(log_delta))   # + s rounded from pa + pb
-        return float(log_delta) - slack, float(log_delta) + slack, 1
+        return float(log_delta - slack), float(log_delta + slack), 1
     theta = 1 / (1 + np.exp(-lc))
     log_g = np.logaddexp(log_qcL, log_qL + LD(eps)) - LD(eps) * theta
     if rest == 0.0:   # two categories: every unknown row is in the pair

@@ -106,7 +106,32 @@ inline MixtureBracket noiseless_mixture(std::int64_t N, real s, real rest, real 
   }
   const real e_anchor0 = 2 * rounding_bound(std::fabs(L0)) + 2 * rounding_bound(std::fabs(P0));
   t_min = t_max = T;
+  // The units change as the rows go: a, T and their errors are in e^L0 2^ea, P(M) in e^P0 2^ep, and each is
+  // brought back near 1 by a power of two (exact) once it leaves [2^-512, 2^512] -- over a window a row's
+  // w or P(M) may move by far more than the long-double range (P(M) by e^30000 at pa = pb = 5e-324).  The
+  // row sums are in e^(L0 + P0) 2^(ea + ep); before the units change they are folded into log space.
+  int ea = 0, ep = 0;
   CompensatedSum est, lo, up, cone;
+  LogAccumulator f_est, f_lo, f_up, f_cone;
+  real fold_log = 0;   // largest |log| folded
+  int folds = 0;
+  auto fold = [&]() {
+    const real sh = static_cast<real>(ea + ep) * kLn2;
+    auto put = [&](LogAccumulator& acc, CompensatedSum& sum) {
+      const real v = sum.value();
+      if (v > 0) {
+        const real lv = std::log(v) + sh;
+        acc.add(lv);
+        fold_log = std::max(fold_log, std::fabs(lv));
+      }
+      sum = CompensatedSum{};
+    };
+    put(f_est, est);
+    put(f_lo, lo);
+    put(f_up, up);
+    put(f_cone, cone);
+    ++folds;
+  };
   for (std::int64_t row = 0;; ++row) {
     if ((row & 255) == 0) poll_cancel();
     // this row: H = a - (e^eps - 1) T, and its absolute error
@@ -160,18 +185,30 @@ inline MixtureBracket noiseless_mixture(std::int64_t N, real s, real rest, real 
     --M;
     k = k2;
     e_pm += 4 * kU;
+    if (a > 0 && (a > 0x1p512L || a < 0x1p-512L)) {
+      fold();
+      const int e = std::ilogb(a);
+      for (real* v : {&a, &T, &E_T, &net, &t_min, &t_max}) *v = std::ldexp(*v, -e);
+      ea += e;
+    }
+    if (pm > 0 && (pm > 0x1p512L || pm < 0x1p-512L)) {
+      fold();
+      const int e = std::ilogb(pm);
+      pm = std::ldexp(pm, -e);
+      ep += e;
+    }
     if (M % kPmfAnchorStride == 0) {
       // P(M) from the log pmf at every stride.  a only once its drift passes what an anchor would cost:
       // a's error is amplified by a / H_M where the two tails cancel, and a log of size |L0| carries
       // ~|L0| ulps absolute (rounding_bound), so deep in the tail (|L0| ~ 1e5) an anchor costs ~1e-14 and
       // the ratio steps (5 roundings each) are the better carrier for ~1e4 rows
-      const real lp = log_pm(M) - P0;
+      const real lp = log_pm(M) - P0 - static_cast<real>(ep) * kLn2;
       max_log = std::max(max_log, std::fabs(lp));
       pm = exp_or_zero(lp);
-      e_pm = 2 * rounding_bound(std::fabs(P0) + std::fabs(lp)) + kU * (1 + std::fabs(lp));
+      e_pm = 2 * rounding_bound(std::fabs(P0) + std::fabs(lp) + std::fabs(static_cast<real>(ep))) + kU * (1 + std::fabs(lp));
       const real anchor = 2 * rounding_bound(std::fabs(L0));
       if (drift * (a + em1 * (t_max - t_min) * static_cast<real>(since)) >= anchor * (a + em1 * std::fabs(net))) {
-        const real la = log_w(M, k) - L0;
+        const real la = log_w(M, k) - L0 - static_cast<real>(ea) * kLn2;
         max_log = std::max(max_log, std::fabs(la));
         a = exp_or_zero(la);
         E_T += e_anc * std::fabs(net) + 5 * kU * static_cast<real>(since) * (t_max - t_min);
@@ -179,17 +216,22 @@ inline MixtureBracket noiseless_mixture(std::int64_t N, real s, real rest, real 
         drift = 0;
         since = 0;
         t_min = t_max = T;
-        e_anc = 2 * rounding_bound(std::fabs(L0) + std::fabs(la)) + kU * (1 + std::fabs(la));
+        e_anc = 2 * rounding_bound(std::fabs(L0) + std::fabs(la) + std::fabs(static_cast<real>(ea))) +
+                kU * (1 + std::fabs(la));
       }
     }
   }
   const real scale = L0 + P0;
   const real slack = e_anchor0 + 2 * kU * (1 + max_log);   // the first anchors' errors, relative
-  const real v = est.value(), l = lo.value(), u = up.value(), cm = cone.value();
-  out.log_cone = cm > 0 ? scale + std::log(cm) + std::log1p(slack + 1e-15L) + 4 * kU * std::fabs(scale) : -kInf;
-  out.log_delta = v > 0 ? scale + std::log(v) : -kInf;
-  out.log_lower = l > 0 ? scale + std::log(l) + std::log1p(-slack) - 4 * kU * std::fabs(scale) : -kInf;
-  out.log_upper = u > 0 ? scale + std::log(u) + std::log1p(slack) + 4 * kU * std::fabs(scale) : -kInf;
+  fold();
+  // the folds: each log and its exp in the accumulator round to a few ulps of the largest log folded
+  const real e_fold = 8 * kU * (1 + fold_log) * folds;
+  const real v = f_est.log_value(), l = f_lo.log_value(), u = f_up.log_value(), cm = f_cone.log_value();
+  const real e_scale = 4 * kU * std::fabs(scale);
+  out.log_cone = cm > -kInf ? scale + cm + std::log1p(slack + 1e-15L) + e_fold + e_scale : -kInf;
+  out.log_delta = v > -kInf ? scale + v : -kInf;
+  out.log_lower = l > -kInf ? scale + l + std::log1p(-slack) - e_fold - e_scale : -kInf;
+  out.log_upper = u > -kInf ? scale + u + std::log1p(slack) + e_fold + e_scale : -kInf;
   return out;
 }
 
