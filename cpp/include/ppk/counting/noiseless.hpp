@@ -36,7 +36,8 @@ namespace ppk::detail {
 // sum_{k >= j} w_k <= w_j / (1 - w_{j+1}/w_j), is below e^-46 of the sum: the rest is added to the
 // upper end.
 // Rounding (the upper end's allowance, all bounds): a term is off by its anchor's log error (two
-// rounding_bound of the logs' size), 32 ratio steps of 3 roundings and the odds' error each, and 6
+// rounding_bound of the logs' size), its ratio steps since (at most max_steps) of 3 roundings and the
+// odds' error each, and 6
 // roundings of its weight; the blocks of 32 are added plainly, their sums with compensation.  x is
 // formed from cr with a relative error e_x, an absolute Dx = e_x x, which moves each weight by at most
 // cr Dx / (b + a) (the sum of f / (b + a) is kept for it) and may misplace j0 by one: the term
@@ -59,6 +60,7 @@ inline DeltaBounds noiseless_delta(const BinomialLogPmf& w, real eps) {
   real weight_x = 0;                                                        // sum of f / (b + a)
   real f = 1, rest = 0;
   std::int64_t j = j0;
+  std::int64_t anchor = j0 - 1, max_steps = 0;                              // ratio steps since an anchor
   while (j <= N) {
     poll_cancel();
     // one block: up to the next multiple of the anchor stride (as k = j - 1, the index of f)
@@ -72,10 +74,14 @@ inline DeltaBounds noiseless_delta(const BinomialLogPmf& w, real eps) {
       f *= w.ratio(j - 1, +1);   // now w_j / F
     }
     sum.flush();
-    if (end % kPmfAnchorStride == 0) {   // re-anchor at k = end (the table's anchors)
+    // re-anchor at k = end: at every stride where the table holds the log pmf, at every 8th outside it
+    // (a saddle-point evaluation costs ~20 steps: at N = 1e12 the walk leaves the table)
+    if (end % kPmfAnchorStride == 0 && (w.cached(end) || end % (8 * kPmfAnchorStride) == 0)) {
       const real rel = w(end) - l0;
       max_rel_log = std::max(max_rel_log, std::fabs(rel));
       f = exp_or_zero(rel);
+      max_steps = std::max(max_steps, end - anchor);
+      anchor = end;
     }
     if (j <= N) {
       const real ratio = w.ratio(end, +1);   // w_{end+1} / w_end < 1 past the mode
@@ -89,18 +95,22 @@ inline DeltaBounds noiseless_delta(const BinomialLogPmf& w, real eps) {
     sum.add(f);
     sum.flush();
   }
+  max_steps = std::max(max_steps, std::min(j, N) - anchor);
   const real s = sum.total.value();
   // the term j0 - 1, if x's error may have put it in the cone: w_{j0-2} / F <= 1 / ratio(j0 - 2)
   real missed = 0;
   if (j0 >= 2 && j0 <= N + 1 && x - static_cast<real>(j0 - 1) <= 2 * dx)
     missed = cr * 2 * dx / (static_cast<real>(N - j0 + 2) * w.ratio(j0 - 2, +1));
   const real rel = 2 * rounding_bound(std::fabs(l0) + max_rel_log) + kU * (1 + max_rel_log) +
-                   32 * (3 * kU + e_odds) + 8 * kU + e_cr + 34 * kU;
+                   static_cast<real>(max_steps) * (3 * kU + e_odds) + 8 * kU + e_cr + 34 * kU;
   const real upper = s * (1 + rel) + cr * dx * weight_x * (1 + 1e-15L) + missed + rest;
   DeltaBounds r;
   r.method = 1;
   r.log_delta = l0 + std::log(s);
   r.log_upper = l0 + std::log(upper) + rounding_bound(l0) + 2 * kU * std::fabs(r.log_delta);
+  // H <= 1 (a hockey-stick divergence of probability laws): the allowances may pass it where H ~ 1
+  r.log_upper = std::min<real>(r.log_upper, 0);
+  r.log_delta = std::min(r.log_delta, r.log_upper);
   return r;
 }
 
