@@ -58,3 +58,30 @@ def test_noiseless_curve_is_vectorised_like_single_points():
     eps = np.array([0.0, 1e-4, 0.02343, 0.081729])
     many = q.log_delta(eps)
     assert np.array_equal(many, [q.log_delta(float(e)) for e in eps])
+
+
+def test_noiseless_pld_keeps_only_the_lattice_a_double_can_hold(monkeypatch):
+    # the lattice PLD of a noiseless count reads Bin(N, p) where its pmf is >= e^-750: every other value is
+    # 0.0 in double anyway, so the PLD is the one over 0..N, without N + 1 values in memory
+    q = ppk.CountingQuery(n=20_001, known=0, p=0.3, sigma=0.0)
+    window = ppk.PrivacyLossDistribution.from_curve(q)
+    monkeypatch.setattr(ppk.counting, "_lattice_window", lambda N, p: (0, N))
+    full = ppk.PrivacyLossDistribution.from_curve(q)
+    eps = [0.0, 0.01, 0.05, 0.2]
+    assert [window.get_delta_for_epsilon(e) for e in eps] == [full.get_delta_for_epsilon(e) for e in eps]
+    assert ppk.counting._lattice_window.__name__ == "<lambda>"   # (the patch took)
+
+
+def test_noiseless_pld_of_a_huge_lattice_is_refused_up_front():
+    # 1e12 unknown rows: 3.8e7 lattice values above e^-750 -- a clear error naming sigma, not 8 TB of arrays
+    q = ppk.CountingQuery(n=10**12, known=0, p=0.5, sigma=0.0)
+    with pytest.raises(ValueError, match="sigma"):
+        ppk.PrivacyLossDistribution.from_curve(q)
+    lo, hi = ppk.counting._lattice_window(10**9, 0.3)
+    assert (lo, hi) == (299_442_793, 300_557_404)
+    # the window's edges against mpmath's log pmf: inside >= -750, the next value out below
+    with mp.workdps(40):
+        def log_pmf(k):
+            N, p = 10**9, mp.mpf(0.3)
+            return mp.loggamma(N + 1) - mp.loggamma(k + 1) - mp.loggamma(N - k + 1) + k * mp.log(p) + (N - k) * mp.log(1 - p)
+        assert log_pmf(lo) >= -750 > log_pmf(lo - 1) and log_pmf(hi) >= -750 > log_pmf(hi + 1)
