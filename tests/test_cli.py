@@ -133,7 +133,7 @@ _LONG = {   # each runs for 1.6 s or more after ppk is loaded (2 cores): still r
     "delta": ["delta", "--n", "1e12", "--known", "0", "--p", "0.3", "--sigma", "0.3", "--eps",
               *[str(0.001 * i) for i in range(1, 2000)]],
     "histogram": ["histogram", "--n", "1e7", "--known", "0", "--probs", "0.2,0.2,0.6", "--sigma", "0", "--eps",
-                  *[str(0.05 + 0.001 * i) for i in range(20)]],          # the exact sigma = 0 sum, in Python
+                  *[str(0.05 + 0.00001 * i) for i in range(3000)]],      # the exact sigma = 0 sum, ~3 ms an eps
     "risk figures": ["risk", "figures", "--out", "{tmp}"],
 }
 # The child loads ppk, says so, then runs the command line's main() -- what `ppk` runs.  (A Ctrl-C while

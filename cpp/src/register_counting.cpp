@@ -6,6 +6,7 @@
 
 #include "bindings.hpp"
 #include "ppk/counting.hpp"
+#include "ppk/counting/noiseless_mixture.hpp"
 
 namespace {
 
@@ -129,6 +130,33 @@ void register_counting(py::module_& m) {
         },
         py::arg("N"), py::arg("ps"), py::arg("sigma"), py::arg("eps"),
         "log of the certified upper bound on delta(eps) of a + Bin(N, p) + N(0, sigma^2) for every p in ps.");
+
+  m.def("counting_noiseless_mixture",
+        [](std::int64_t N, double s, double rest, double q, double qc, double eps, std::int64_t m_lo,
+           std::int64_t m_hi) {
+          if (N < 0 || N > kMaxN) throw std::invalid_argument("N must be in [0, 1e12]");
+          if (!(s > 0 && s <= 1 && rest >= 0 && rest <= 1)) throw std::invalid_argument("need 0 < s <= 1, 0 <= rest <= 1");
+          if (!(q > 0 && q < 1 && qc > 0 && qc < 1)) throw std::invalid_argument("q and qc must be in (0, 1)");
+          if (!(eps >= 0) || std::isinf(eps)) throw std::invalid_argument("eps must be finite and >= 0");
+          if (!(0 <= m_lo && m_lo <= m_hi && m_hi <= N) || (rest == 0 && m_lo != N))
+            throw std::invalid_argument("need 0 <= m_lo <= m_hi <= N (m_lo = m_hi = N when rest = 0)");
+          // the smaller of q, q_c exact, the other 1 minus it (as ppk/binom.hpp's pairs)
+          const ppk::real qL = q <= qc ? ppk::real(q) : 1 - ppk::real(qc);
+          const ppk::real qcL = q <= qc ? 1 - ppk::real(q) : ppk::real(qc);
+          ppk::detail::MixtureBracket r;
+          run_watched([&](const auto&) {
+            r = ppk::detail::noiseless_mixture(N, s, rest, qL, qcL, eps, m_lo, m_hi);
+            return 0;
+          });
+          double lo = static_cast<double>(r.log_lower);
+          if (static_cast<ppk::real>(lo) > r.log_lower) lo = std::nextafter(lo, -std::numeric_limits<double>::infinity());
+          return py::make_tuple(lo, log_to_double(r.log_delta, false), log_to_double(r.log_upper, true), r.rows,
+                                r.terms, log_to_double(r.log_cone, true));
+        },
+        py::arg("N"), py::arg("s"), py::arg("rest"), py::arg("q"), py::arg("qc"), py::arg("eps"), py::arg("m_lo"),
+        py::arg("m_hi"),
+        "(log lower, log estimate, log upper, rows, terms, log cone mass) of sum_{m_lo <= M <= m_hi} Bin(N, s)(M) "
+        "H_{e^eps}(1 + X_M || X_M), X_M ~ Bin(M, q): the noiseless histogram pair's window (docs/histograms.md).");
 
   m.def("gaussian_log_delta",
         [](double sigma, const DoubleArray& eps, double sensitivity) {

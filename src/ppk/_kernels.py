@@ -20,7 +20,7 @@ import numpy.typing as npt
 
 from . import _core
 
-__all__ = ["Curve", "METHODS", "interruptible", "check_interrupt", "counting_curve", "counting_log_delta_upper", "counting_log_delta_upper_many", "counting_tail_logs",
+__all__ = ["Curve", "METHODS", "interruptible", "check_interrupt", "counting_curve", "counting_log_delta_upper", "counting_log_delta_upper_many", "counting_tail_logs", "counting_noiseless_mixture",
            "gaussian_curve", "gaussian_log_delta_upper", "mixture_log_delta_bracket", "mixture_log_delta_brackets", "norm_logsf", "binom_logpmf", "beta_binomial_logpmf", "hypergeom_logpmf",
            "convolve_longdouble", "ridge_sensitivities", "clear_caches"]
 
@@ -106,6 +106,21 @@ def counting_tail_logs(n_unknown: int, p: float, *, sigma: float, eps: FloatArra
     tails at ``-eps`` (docs/method.md).  Needs ``sigma > 0`` and natural noise.
     """
     return _noisy_count(n_unknown, p).tail_logs(sigma, np.asarray(eps, dtype=np.float64), mirrored)
+
+
+def counting_noiseless_mixture(n_unknown: int, s: float, rest: float, q: float, q_rest: float, *, eps: float,
+                               m_lo: int, m_hi: int) -> Tuple[float, float, float, int, int, float]:
+    """``sum_{m_lo <= M <= m_hi} Bin(n_unknown, s)(M) H_M`` with ``H_M = H_{e^eps}(1 + X || X)``, ``X ~ Bin(M, q)``:
+    the noiseless histogram pair over a window of ``M`` (cpp/include/ppk/counting/noiseless_mixture.hpp).
+
+    ``rest = 1 - s`` and ``q_rest = 1 - q`` are passed exactly (``rest = 0``: ``M = n_unknown`` only).  Returns
+    ``(log_lower, log_estimate, log_upper, rows, terms, log_cone)``, both ends certified for the window;
+    ``log_cone`` bounds the log of the mass the sum's positive part sees, ``sum_M P(M) P(X_M >= k_M)``.  One
+    thread, the GIL released, Ctrl-C honoured.
+    """
+    lo, est, up, rows, terms, cone = _core.counting_noiseless_mixture(int(n_unknown), float(s), float(rest), float(q),
+                                                               float(q_rest), float(eps), int(m_lo), int(m_hi))
+    return float(lo), float(est), float(up), int(rows), int(terms), float(cone)
 
 
 def mixture_log_delta_bracket(n_unknown: int, s: float, s_rest: float, q: float, q_rest: float, *, sigma: float,

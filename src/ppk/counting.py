@@ -134,7 +134,8 @@ class CountingQuery(NoisyQuery):
                 raise ValueError("sigma = 0 with no natural noise: the output reveals the row (delta = 1)")
             return ExactLoss("gaussian", sigma=self.sigma)
         if self.sigma == 0:
-            w = np.exp(_kernels.binom_logpmf(self.n_unknown, self.p, np.arange(self.n_unknown + 1)))
+            lo, hi = _lattice_window(self.n_unknown, self.p)
+            w = np.exp(_kernels.binom_logpmf(self.n_unknown, self.p, np.arange(lo, hi + 1)))
             return ExactLoss("pmfs", pmfs=(np.append(0.0, w), np.append(w, 0.0)))
         return ExactLoss("tails", symmetric=self.p == 0.5)
 
@@ -160,6 +161,45 @@ class CountingQuery(NoisyQuery):
         ``delta < max(p, 1-p)**N``, which no eps reaches).
         """
         return super().epsilon(delta, rtol=rtol)
+
+
+#: Largest lattice of a noiseless count's PLD (points of Bin(N, p) above e^-750): ~0.5 GB of arrays as it is built.
+MAX_LATTICE = 2 * 10**7
+
+
+def _lattice_window(N: int, p: float) -> tuple[int, int]:
+    """``[lo, hi]``: the values of ``Bin(N, p)`` whose pmf is at least e^-750, found by bisection on its log
+    (monotone either side of the mode).  Outside it every pmf value underflows to 0.0 in double anyway (e^-745
+    is the least double), so the lattice PLD is the same as over ``0..N``, without ``N + 1`` values in memory
+    (N = 1e9: 1.2e6 values instead of 1e9).  ValueError past :data:`MAX_LATTICE` values."""
+    mode = min(N, int(math.floor((N + 1) * p)))
+    def below(k: int) -> bool:
+        return bool(_kernels.binom_logpmf(N, p, np.array([k]))[0] < -750.0)
+    def edge(direction: int) -> int:
+        # the last k from the mode in this direction with log pmf >= -750 (or the support's end)
+        end = N if direction > 0 else 0
+        if not below(end):
+            return end
+        good, step = mode, 1
+        while True:
+            k = mode + direction * step
+            if (k - end) * direction >= 0 or below(k):
+                bad = end if (k - end) * direction >= 0 else k
+                break
+            good, step = k, 2 * step
+        while abs(bad - good) > 1:
+            mid = (good + bad) // 2
+            if below(mid):
+                bad = mid
+            else:
+                good = mid
+        return good
+    lo, hi = edge(-1), edge(+1)
+    if hi - lo + 1 > MAX_LATTICE:
+        raise ValueError(f"sigma = 0 with {N} unknown rows: the noiseless count's lattice has {hi - lo + 1} values "
+                         f"above e^-750, more than {MAX_LATTICE} for its privacy loss distribution; use sigma > 0, "
+                         "or the curve (delta, epsilon) itself")
+    return lo, hi
 
 
 def log_delta_upper_over_biases(n_unknown: int, ps: npt.ArrayLike, *, sigma: float, eps: float) -> FloatArray:
