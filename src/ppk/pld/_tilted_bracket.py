@@ -77,23 +77,30 @@ class _UpperTilt:
 
     def __init__(self, tl: _tilted.Tilted, dx: float, reach: int = 1):
         self.tl, self.dx, self.reach = tl, dx, reach
-        lw = tl.log_weight()
-        self.ref = lw[int(np.argmax(tl.c))]
-        x = (lw - self.ref).astype(np.float64)
-        self.huge = _suffix64((x > self._CLIP).astype(np.float64)) > 0
-        w = np.exp(np.clip(x, -self._CLIP, self._CLIP))
-        w[x > self._CLIP] = 0.0
-        cw = tl.c * w
+        peak = int(tl.s[int(np.argmax(tl.c))])
+        t = LD(tl.t)
+        self.ref = tl.log_z - t * LD(peak)          # the log weight at the peak (Tilted.log_weight there)
+        # each log weight relative to ref, t (peak - s), in double: the integer difference is exact, so one
+        # rounding -- no further from the truth than the long-double weights' difference rounded to double,
+        # and no window-long long-double arrays (docs/accuracy.md, "Composition without the floor")
+        x = tl.t * (peak - tl.s).astype(np.float64)
+        big = x > self._CLIP
+        self.huge = np.concatenate([np.logical_or.accumulate(big[::-1])[::-1], np.zeros(1, dtype=bool)])
+        xc = np.clip(x, -self._CLIP, self._CLIP)
+        w = np.exp(xc)
+        w[big] = 0.0
         # e^{-L} relative to the peak's loss; clipped where it would pass e^700 (atoms far left of the peak,
         # read only for eps there): a smaller Q-part, so a larger upper end
-        self.loss_ref = float(tl.s[int(np.argmax(tl.c))]) * dx
-        rel_loss = tl.s.astype(np.float64) * dx - self.loss_ref
-        q_exp = np.minimum(np.clip(x, -self._CLIP, self._CLIP) - np.maximum(rel_loss, -700.0), 700.0)
-        self.s_p, self.s_pe = _suffix64(cw), _suffix64(np.where(x > self._CLIP, 0.0, tl.c * np.exp(q_exp)))
+        self.edges = tl.s.astype(np.float64) * dx
+        self.loss_ref = float(peak) * dx
+        xc -= np.maximum(self.edges - self.loss_ref, -700.0)
+        q_w = np.exp(np.minimum(xc, 700.0, out=xc), out=xc)
+        q_w[big] = 0.0
+        self.s_p, self.s_pe = _suffix64(tl.c * w), _suffix64(tl.c * q_w)
         self.s_w2 = _suffix64(w * w)
         self.gamma = 2.0 * tl.s.size * _tilted.U      # the suffix sums' relative rounding
-        self.beyond = LD(tl.above) * np.exp(lw[-1] - self.ref - LD(tl.t))   # masses from the window's end on
-        self.edges = tl.s.astype(np.float64) * dx
+        last = tl.log_z - t * LD(int(tl.s[-1]))       # the log weight at the window's end
+        self.beyond = LD(tl.above) * np.exp(last - self.ref - t)   # masses from the window's end on
 
     def log_upper(self, eps: npt.NDArray[np.float64]) -> npt.NDArray[np.longdouble]:
         tl = self.tl
@@ -126,8 +133,10 @@ class _UpperTilt:
 
 
 def _suffix64(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """Suffix sums in double, one longer (the last is 0)."""
-    return np.concatenate([np.cumsum(x[::-1])[::-1], np.zeros(1)])
+    """Suffix sums in double, one longer (the last is 0), accumulated in place from the end."""
+    out = np.zeros(x.size + 1)
+    np.cumsum(x[::-1], out=out[-2::-1])
+    return out
 
 
 class _LowerTilt:
