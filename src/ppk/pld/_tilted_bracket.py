@@ -34,6 +34,9 @@ from ._masses import _MASS_RTOL, LD
 #: Tilts are centred this many untilted standard deviations apart (on the grid of loss indices); each
 #: eps is read off the nearest one.
 COVER_SDS = 3.0
+#: Saddle tilts are rounded to multiples of this many inverse untilted deviations (per grid index), so that
+#: keys with nearly the same tilt share one composition (_OrderCurve._snapped).
+TILT_STEP = 0.25
 _T_MAX_LOSS = 1e5      # the largest tilt, per unit of loss ...
 _T_MAX_SPAN = 4000.0   # ... and per window: e^{t n} (and its square) stays inside the long-double range
 #: The least excess (in log delta) a search sees: every eps at least e^-1e4 below the target is as feasible as
@@ -228,8 +231,10 @@ class _OrderCurve:
         # and a half of its tilt's centre (masses there within e^-1.2 of the peak, for a near-normal law)
         self.sd = math.sqrt(max(var0, 1.0))
         self.quantum = COVER_SDS * self.sd
-        self.upper_tilts: dict[int, _UpperTilt] = {}
-        self.lower_tilts: dict[int, _LowerTilt] = {}
+        self.upper_keys: dict[int, float] = {}       # key -> its (snapped) tilt; the compositions by tilt
+        self.lower_keys: dict[int, float] = {}
+        self.upper_tilts: dict[float, _UpperTilt] = {}
+        self.lower_tilts: dict[float, _LowerTilt] = {}
 
     @property
     def bucket_factors(self) -> tuple[list[_tilted.Factor], list[_tilted.Factor]]:
@@ -253,21 +258,36 @@ class _OrderCurve:
         lo, hi = cls._support(factors)
         return min(max(index, lo), hi)
 
+    def _snapped(self, t: float) -> float:
+        """A saddle tilt rounded down to a multiple of ``TILT_STEP / sd``.  Keys whose saddles are that close
+        share one composition: a Gaussian-like law's tilted mean moves down by at most TILT_STEP deviations
+        (every eps still reads masses near its tilt's bulk), and where a far mode switches on (a subsampled
+        mechanism's hits: the mean jumps over many keys within a sliver of tilts) the keys of that sliver read
+        one composition, on the near side of the jump, whose window is the narrower.  Down, never up: a tilt
+        past the jump puts the whole law in the far mode, where an eps left of its window reads delta = 1.
+        Any tilt is certified: this only decides how many FFTs a plan makes."""
+        step = TILT_STEP / self.sd
+        return min(math.floor(t / step) * step, self.t_max)
+
     def _upper_tilt(self, key: int) -> _UpperTilt:
-        if key not in self.upper_tilts:
+        if key not in self.upper_keys:
             index = self._target(self.atoms, key * self.quantum)
-            tl = _tilted.compose(self.atoms, t=_tilted.saddle(self.atoms, index, self.t_max), rtol=_MASS_RTOL)
-            self.upper_tilts[key] = _UpperTilt(tl, self.dx, self.reach)
-        return self.upper_tilts[key]
+            self.upper_keys[key] = self._snapped(_tilted.saddle(self.atoms, index, self.t_max))
+        t = self.upper_keys[key]
+        if t not in self.upper_tilts:
+            self.upper_tilts[t] = _UpperTilt(_tilted.compose(self.atoms, t=t, rtol=_MASS_RTOL), self.dx, self.reach)
+        return self.upper_tilts[t]
 
     def _lower_tilt(self, key: int) -> _LowerTilt:
-        if key not in self.lower_tilts:
-            bp, bq = self.bucket_factors
-            tp = _tilted.compose(bp, t=_tilted.saddle(bp, self._target(bp, key * self.quantum), self.t_max),
-                                 rtol=_MASS_RTOL)
+        bp, bq = self.bucket_factors
+        if key not in self.lower_keys:
+            self.lower_keys[key] = self._snapped(_tilted.saddle(bp, self._target(bp, key * self.quantum), self.t_max))
+        t = self.lower_keys[key]
+        if t not in self.lower_tilts:
+            tp = _tilted.compose(bp, t=t, rtol=_MASS_RTOL)
             tq = _tilted.compose_shifted(bq, tp, self.dx, _MASS_RTOL)
-            self.lower_tilts[key] = _LowerTilt(tp, tq)
-        return self.lower_tilts[key]
+            self.lower_tilts[t] = _LowerTilt(tp, tq)
+        return self.lower_tilts[t]
 
     def _by_tilt(self, eps: npt.NDArray[np.float64], shift: float, get: Any, read: Any) -> npt.NDArray[np.longdouble]:
         """Each eps read off the tilt centred at the nearest multiple of ``quantum`` (grid indices): the same
