@@ -194,3 +194,37 @@ def test_dpsgd_eps_is_certified_and_tight_from_few_narrow_ffts():
         assert sum(windows) <= 1 << 20
     lo, hi = pld.log_delta_bracket(eps)
     assert lo <= truth <= hi
+
+
+def _dpsgd_order(k):
+    pld = PLD.from_gaussian_mechanism(1.1, sampling_prob=0.001, value_discretization_interval=1e-4).self_compose(k)
+    return pld._curve().orders[0]       # the remove order: the one with the far mode
+
+
+def test_no_key_reads_a_tilt_inside_the_far_modes_jump():
+    # 10,000 steps: the saddles of keys 2-5 round down to a tilt one step past the jump, where the tilted law
+    # already spreads 7.7 times its untilted deviation (a 2^22 window); the walk below the jump reads them off
+    # the step before (1.04 times).  Moments only: 0.1 s.
+    from ppk.pld import _tilted
+    o = _dpsgd_order(10_000)
+    for key in range(1, 6):
+        t = o._snapped(_tilted.saddle(o.atoms, o._target(o.atoms, key * o.quantum), o.t_max))
+        assert o._tilted_sd(t) <= 2 * o.sd, key
+
+
+def test_a_large_window_fits_each_sides_tail():
+    # The key-1 tilt of 1,000 steps: the right tail (runs that drew the row) reaches 240,000 grid points, the
+    # left 3,500.  Centred and doubled, the window is 2^19; fitted to the two certified tail bounds, 2^18,
+    # leaving the same 1e-30 outside.  0.3 s.
+    from ppk.pld import _tilted
+    o = _dpsgd_order(1000)
+    t = o._snapped(_tilted.saddle(o.atoms, o._target(o.atoms, o.quantum), o.t_max))
+    tl = _tilted.compose(o.atoms, t=t, rtol=0.0)
+    assert tl.below + tl.above <= _tilted.TAIL
+    st = [f.moments(t) for f in o.atoms]
+    bound = _tilted._TailBound(o.atoms, t, [m[0] for m in st], tl.sd)
+    n = _tilted.fft_length(tl.sd)          # the centred window, doubled until the tails are within TAIL
+    while bound(round(tl.mean) - n // 2, False) + bound(round(tl.mean) + n - n // 2, True) > _tilted.TAIL:
+        n *= 2
+    print(f"fitted window {tl.s.size}, centred {n}")
+    assert 2 * tl.s.size <= n

@@ -45,6 +45,8 @@ LD = np.longdouble
 WINDOW_SDS = 16.0
 #: Most entries of one tilted FFT (2^24 doubles: 128 MiB per vector).
 MAX_FFT = 1 << 24
+#: The tilted mass a window may leave outside (both sides; it aliases into the window or is bounded apart).
+TAIL = 1e-30
 
 
 def _log_mgf(log_v: npt.NDArray, j: npt.NDArray, t: float) -> tuple[Any, Any, Any]:
@@ -172,6 +174,37 @@ class _TailBound:
         return min(1.0, best + set_aside)
 
 
+def _fitted(tail_bound: "_TailBound", centre: int, n: int, fallback: tuple[int, float, float]) -> tuple[int, int, float, float]:
+    """A large window fitted to each side's own tail (docs/accuracy.md, "Composition without the floor"): the
+    distance from the centre at which each certified tail bound falls to TAIL / 2 (by bisection within the
+    doubled window's half, to 1/64 of it), and the shortest power of two holding both.  A subsampled
+    mechanism's tilted law reaches far on one side only, and even a near-normal one needs fewer than
+    WINDOW_SDS deviations: the centred, doubled window is often twice what the tails need.  Returns
+    (n, s_lo, below, above); the doubled window's own when fitting gains nothing."""
+    half = n // 2
+
+    def reach(right: bool) -> int:
+        def out(d: int) -> float:
+            return tail_bound(centre + d, True) if right else tail_bound(centre - d, False)
+        if out(half) > TAIL / 2:
+            return half
+        lo, hi = 0, half
+        while hi - lo > half // 64:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if out(mid) > TAIL / 2 else (lo, mid)
+        return hi
+    left = reach(False)
+    right = reach(True)
+    m = 1 << (left + right + 128 - 1).bit_length()
+    if m >= n:
+        return (n,) + fallback
+    s_lo = centre - left - (m - left - right) // 2
+    below, above = tail_bound(s_lo, False), tail_bound(s_lo + m, True)
+    if below + above > TAIL:       # each side is within TAIL / 2 (the bounds fall outwards): not expected
+        return (n,) + fallback
+    return m, s_lo, below, above
+
+
 def fft_length(sd: float) -> int:
     """The FFT length of a window of WINDOW_SDS tilted deviations on either side of the mean; ValueError
     past MAX_FFT.  A factor wider than the window needs no room of its own: folding its vector mod n before
@@ -216,10 +249,12 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)
         # a long-tailed tilted law (a subsampled mechanism's) reaches past WINDOW_SDS deviations: widen the
         # window (doubling, within MAX_FFT) until the mass outside it is negligible
-        while n * 2 <= MAX_FFT and below + above > 1e-30:
+        while n * 2 <= MAX_FFT and below + above > TAIL:
             n *= 2
             s_lo = int(round(mean)) - n // 2
             below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)
+        if n >= 1 << 18:
+            n, s_lo, below, above = _fitted(tail_bound, int(round(mean)), n, (s_lo, below, above))
     else:
         s_lo, n = window
         below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)

@@ -37,6 +37,7 @@ COVER_SDS = 3.0
 #: Saddle tilts are rounded to multiples of this many inverse untilted deviations (per grid index), so that
 #: keys with nearly the same tilt share one composition (_OrderCurve._snapped).
 TILT_STEP = 0.25
+_JUMP = 2.0            # ... and moved below a step that more than doubles the tilted deviation
 _T_MAX_LOSS = 1e5      # the largest tilt, per unit of loss ...
 _T_MAX_SPAN = 4000.0   # ... and per window: e^{t n} (and its square) stays inside the long-double range
 #: The least excess (in log delta) a search sees: every eps at least e^-1e4 below the target is as feasible as
@@ -267,7 +268,18 @@ class _OrderCurve:
         past the jump puts the whole law in the far mode, where an eps left of its window reads delta = 1.
         Any tilt is certified: this only decides how many FFTs a plan makes."""
         step = TILT_STEP / self.sd
-        return min(math.floor(t / step) * step, self.t_max)
+        j = math.floor(min(t, self.t_max) / step)
+        # and below a jump: where one step more than doubles the tilted deviation, the far mode is switching
+        # on within the step (its window doubles with it), and the step below reads the same keys from the
+        # near side (a bounded walk: a smooth law stops at once)
+        for _ in range(64):
+            if j <= 0 or self._tilted_sd(j * step) <= _JUMP * self._tilted_sd((j - 1) * step):
+                break
+            j -= 1
+        return j * step
+
+    def _tilted_sd(self, t: float) -> float:
+        return math.sqrt(max(sum(f.count * f.moments(t)[2] for f in self.atoms), 0.0))
 
     def _upper_tilt(self, key: int) -> _UpperTilt:
         if key not in self.upper_keys:
