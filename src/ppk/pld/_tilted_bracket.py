@@ -365,12 +365,23 @@ class _OrderCurve:
         return _lse(vals, self.log_inf_true)
 
 
+def symmetric(leaf: Any) -> bool:
+    """Whether the mechanism behind a leaf has H(P || Q) = H(Q || P) at every eps: a Gaussian or (unsubsampled)
+    Laplace mechanism, whose pair a reflection of the output swaps.  Its discretised orders differ by their
+    rounding, but each order's bracket is certified for the one true delta."""
+    return leaf._gaussian_mu is not None or bool(getattr(leaf, "_symmetric", False))
+
+
 class PlanCurve:
     """The bracket of a plan's delta(eps), max over its orders (both, or H(P || Q) alone for a one-sided plan),
     with its tilts kept for later reads."""
 
     def __init__(self, plan: Sequence[tuple[Any, int]], dx: float, *, orders: tuple[int, ...] = (0, 1)):
         self.dx = dx
+        if all(symmetric(leaf) for leaf, _ in plan):
+            # every mechanism's two orders have one delta(eps) (a reflection of the output swaps P and Q), so
+            # the composed pair's have too: either order's certified bracket is the plan's
+            orders = orders[:1]
         self.orders = [_OrderCurve(plan, order, dx) for order in orders]
 
     def epsilon_bracket(self, log_delta: float) -> tuple[float, float]:
