@@ -154,24 +154,59 @@ class _TailBound:
                       for right in (False, True)}
         self.centres = [int(round(p.moments(t)[1])) if p.j64.size else 0 for p in prepared]
         self.centre = sum(p.count * c for p, c in zip(prepared, self.centres))     # a Python int: exact
+        self._made: dict[bool, tuple[float, list[tuple[float, float, float]]]] = {}
+
+    def _sums(self, right: bool) -> tuple[float, list[tuple[float, float, float]]]:
+        """The edge-free parts of the bound on one side, made once: the mass set aside, and per th the summed
+        K_i and the slack covering their rounding (a window search reads many edges)."""
+        if right not in self._made:
+            cores = self.cores[right]
+            set_aside = sum(p.count * out for p, (_, out) in zip(self.prepared, cores))
+            per_th = []
+            for mult in (1 / 32, 1 / 8, 1 / 2, 1.0, 2.0, 4.0, 8.0):
+                th = mult * WINDOW_SDS / max(self.sd, 1.0) / 4 * (1 if right else -1)   # sd in grid steps
+                terms = []
+                for p, lz, c, (keep, _) in zip(self.prepared, self.log_zs, self.centres, cores):
+                    x = p.log_v64[keep] + self.t * p.j64[keep] - lz + th * (p.j64[keep] - c)
+                    top = float(np.max(x, initial=-np.inf))
+                    terms.append(p.count * (top + math.log(float(np.sum(np.exp(x - top))))) if np.isfinite(top)
+                                 else -math.inf)
+                per_th.append((th, sum(terms), 1e-12 * (sum(abs(x) for x in terms if math.isfinite(x)) + 1.0)))
+            self._made[right] = (set_aside, per_th)
+        return self._made[right]
 
     def __call__(self, edge: int, right: bool) -> float:
-        cores = self.cores[right]
-        set_aside = sum(p.count * out for p, (_, out) in zip(self.prepared, cores))
+        set_aside, per_th = self._sums(right)
         best = 1.0
-        for mult in (1 / 32, 1 / 8, 1 / 2, 1.0, 2.0, 4.0, 8.0):
-            th = mult * WINDOW_SDS / max(self.sd, 1.0) / 4 * (1 if right else -1)   # sd in grid steps
-            terms = []
-            for p, lz, c, (keep, _) in zip(self.prepared, self.log_zs, self.centres, cores):
-                x = p.log_v64[keep] + self.t * p.j64[keep] - lz + th * (p.j64[keep] - c)
-                top = float(np.max(x, initial=-np.inf))
-                terms.append(p.count * (top + math.log(float(np.sum(np.exp(x - top))))) if np.isfinite(top)
-                             else -math.inf)
-            k = sum(terms) + th * float(self.centre - int(edge))
-            slack = 1e-12 * (sum(abs(x) for x in terms if math.isfinite(x)) + 1.0)
+        for th, total, slack in per_th:
+            k = total + th * float(self.centre - int(edge))
             with np.errstate(over="ignore"):
                 best = min(best, math.exp(min(k + slack, 0.0)))
         return min(1.0, best + set_aside)
+
+
+def _placed(tail_bound: "_TailBound", mean: float, sd: float) -> tuple[int, int, float, float]:
+    """(n, s_lo, below, above): the window of a tilted law of this mean and deviation.  WINDOW_SDS deviations
+    either side; a long-tailed law (a subsampled mechanism's) reaches further: doubled (within MAX_FFT) until
+    the certified mass outside is within TAIL, then fitted to each side's tail (:func:`_fitted`)."""
+    n = fft_length(sd)
+    s_lo = int(round(mean)) - n // 2
+    below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)
+    while n * 2 <= MAX_FFT and below + above > TAIL:
+        n *= 2
+        s_lo = int(round(mean)) - n // 2
+        below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)
+    if n >= 1 << 18:
+        n, s_lo, below, above = _fitted(tail_bound, int(round(mean)), n, (s_lo, below, above))
+    return n, s_lo, below, above
+
+
+def window_at(prepared: list[Factor], t: float) -> int:
+    """The FFT length :func:`compose` would take at tilt t (its window, without the composition)."""
+    stats = [p.moments(t) for p in prepared]
+    mean = float(sum(p.count * st[1] for p, st in zip(prepared, stats)))
+    sd = math.sqrt(max(float(sum(p.count * st[2] for p, st in zip(prepared, stats))), 0.0))
+    return _placed(_TailBound(prepared, t, [st[0] for st in stats], sd), mean, sd)[0]
 
 
 def _fitted(tail_bound: "_TailBound", centre: int, n: int, fallback: tuple[int, float, float]) -> tuple[int, int, float, float]:
@@ -244,17 +279,7 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
     sd = math.sqrt(max(float(sum(p.count * st[2] for p, st in zip(prepared, stats))), 0.0))
     tail_bound = _TailBound(prepared, t, [st[0] for st in stats], sd)
     if window is None:
-        n = fft_length(sd)
-        s_lo = int(round(mean)) - n // 2
-        below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)
-        # a long-tailed tilted law (a subsampled mechanism's) reaches past WINDOW_SDS deviations: widen the
-        # window (doubling, within MAX_FFT) until the mass outside it is negligible
-        while n * 2 <= MAX_FFT and below + above > TAIL:
-            n *= 2
-            s_lo = int(round(mean)) - n // 2
-            below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)
-        if n >= 1 << 18:
-            n, s_lo, below, above = _fitted(tail_bound, int(round(mean)), n, (s_lo, below, above))
+        n, s_lo, below, above = _placed(tail_bound, mean, sd)
     else:
         s_lo, n = window
         below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)

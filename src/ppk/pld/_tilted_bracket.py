@@ -38,6 +38,8 @@ COVER_SDS = 3.0
 #: keys with nearly the same tilt share one composition (_OrderCurve._snapped).
 TILT_STEP = 0.25
 _JUMP = 2.0            # ... and moved below a step that more than doubles the tilted deviation
+_WINDOW_GROWTH = 2     # ... and to a window at most this many times the untilted one, checked where the
+_SPREAD = 1.5          # tilted deviation passes this many untilted ones
 _T_MAX_LOSS = 1e5      # the largest tilt, per unit of loss ...
 _T_MAX_SPAN = 4000.0   # ... and per window: e^{t n} (and its square) stays inside the long-double range
 #: The least excess (in log delta) a search sees: every eps at least e^-1e4 below the target is as feasible as
@@ -232,6 +234,7 @@ class _OrderCurve:
         # and a half of its tilt's centre (masses there within e^-1.2 of the peak, for a near-normal law)
         self.sd = math.sqrt(max(var0, 1.0))
         self.quantum = COVER_SDS * self.sd
+        self._windows: dict[int, int] = {}
         self.upper_keys: dict[int, float] = {}       # key -> its (snapped) tilt; the compositions by tilt
         self.lower_keys: dict[int, float] = {}
         self.upper_tilts: dict[float, _UpperTilt] = {}
@@ -276,7 +279,23 @@ class _OrderCurve:
             if j <= 0 or self._tilted_sd(j * step) <= _JUMP * self._tilted_sd((j - 1) * step):
                 break
             j -= 1
+        # and down to a window at most _WINDOW_GROWTH times the untilted one, where the far mode has spread the
+        # law (screened by its deviation: a near-normal law's window does not grow), by bisection on the steps
+        if j > 0 and self._tilted_sd(j * step) > _SPREAD * self.sd:
+            limit = _WINDOW_GROWTH * self._window(0)
+            if self._window(j) > limit:
+                lo, hi = 0, j          # window(lo) within the limit, window(hi) past it
+                while hi - lo > 1:
+                    mid = (lo + hi) // 2
+                    lo, hi = (mid, hi) if self._window(mid) <= limit else (lo, mid)
+                j = lo
         return j * step
+
+    def _window(self, j: int) -> int:
+        """The window of the tilt j steps up (cached: keys share them)."""
+        if j not in self._windows:
+            self._windows[j] = _tilted.window_at(self.atoms, j * TILT_STEP / self.sd)
+        return self._windows[j]
 
     def _tilted_sd(self, t: float) -> float:
         return math.sqrt(max(sum(f.count * f.moments(t)[2] for f in self.atoms), 0.0))
