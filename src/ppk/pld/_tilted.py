@@ -72,14 +72,18 @@ class Factor:
         # the logs in long double (masses below the double range), kept in double; indices as integers
         self.j = (self.offset + np.arange(v.size, dtype=np.int64))[keep]
         self.j64, self.log_v64 = self.j.astype(np.float64), log_v[keep].astype(np.float64)
+        self._moments: dict[float, tuple[float, float, float]] = {}
 
     def mirrored(self) -> "Factor":
         return Factor(self.v[::-1].copy(), -(self.offset + self.v.size - 1), self.count)
 
     def moments(self, t: float) -> tuple[float, float, float]:
-        """(log mgf, mean, variance) at tilt t in double precision (searches and Chernoff bounds)."""
-        lm, mean, var = _log_mgf(self.log_v64, self.j64, t)
-        return float(lm), float(mean), float(var)
+        """(log mgf, mean, variance) at tilt t in double precision (searches and Chernoff bounds); kept per t,
+        as the tilt choice, the window and the composition ask for the same ones."""
+        if t not in self._moments:
+            lm, mean, var = _log_mgf(self.log_v64, self.j64, t)
+            self._moments[t] = (float(lm), float(mean), float(var))
+        return self._moments[t]
 
 
 def saddle(prepared: list[Factor], target_index: float, t_max: float) -> float:
