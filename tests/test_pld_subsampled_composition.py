@@ -188,7 +188,7 @@ def test_dpsgd_eps_is_certified_and_tight_from_few_narrow_ffts():
         pld = PLD.from_gaussian_mechanism(sigma, sampling_prob=q, value_discretization_interval=dx).self_compose(k)
         e10 = pld.get_epsilon_for_delta(1e-10)
         pld.get_epsilon_for_delta(1e-5)
-        windows = [t.tl.s.size for o in pld._curve().orders for t in o.upper_tilts.values()]
+        windows = [t.size for o in pld._curve().orders for t in o.upper_tilts.values()]
         print(f"Delta {dx}: eps(1e-10) = {e10!r}; windows {windows}")
         assert eps < e10 <= eps + within
         assert sum(windows) <= 1 << 20

@@ -21,6 +21,7 @@ are natural logs.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Sequence
 
@@ -107,6 +108,10 @@ class _UpperTilt:
         self.gamma = 2.0 * tl.s.size * _tilted.U      # the suffix sums' relative rounding
         last = tl.log_z - t * LD(int(tl.s[-1]))       # the log weight at the window's end
         self.beyond = LD(tl.above) * np.exp(last - self.ref - t)   # masses from the window's end on
+        # the reads need the suffix sums and the bounds, not the window's masses and indices: a plan keeps its
+        # tilts between questions, so each drops its two window-long arrays (a third of what it held)
+        self.size = tl.s.size
+        self.tl = dataclasses.replace(tl, s=np.empty(0, dtype=np.int64), c=np.empty(0))   # not views: freed
 
     def log_upper(self, eps: npt.NDArray[np.float64]) -> npt.NDArray[np.longdouble]:
         tl = self.tl
