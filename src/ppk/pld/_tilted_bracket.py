@@ -92,7 +92,9 @@ class _UpperTilt:
         # and no window-long long-double arrays (docs/accuracy.md, "Composition without the floor")
         x = tl.t * (peak - tl.s).astype(np.float64)
         big = x > self._CLIP
-        self.huge = np.concatenate([np.logical_or.accumulate(big[::-1])[::-1], np.zeros(1, dtype=bool)])
+        # an eps reads a weight past e^350 when its first atom is at or before the last such one
+        past = np.flatnonzero(big)
+        self.huge_end = int(past[-1]) + 1 if past.size else 0
         xc = np.clip(x, -self._CLIP, self._CLIP)
         w = np.exp(xc)
         w[big] = 0.0
@@ -140,13 +142,14 @@ class _UpperTilt:
         grow = math.exp(self.reach * self.dx) if self.reach * self.dx < 700.0 else math.inf
         straddle = _scaled(tl.rel * (1 + tl.rel) * (1 + grow), near)
         out = _log_or_minus_inf(base + _scaled(tl.rel, base) + straddle, self.ref)
-        return np.where(self.huge[j] | ~np.isfinite(value), LD(0), out)
+        return np.where((j < self.huge_end) | ~np.isfinite(value), LD(0), out)
 
 
 def _suffix64(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """Suffix sums in double, one longer (the last is 0), accumulated in place from the end."""
-    out = np.zeros(x.size + 1)
-    np.cumsum(x[::-1], out=out[-2::-1])
+    """Suffix sums in double, one longer (the last is 0)."""
+    out = np.empty(x.size + 1)
+    out[-1] = 0.0
+    out[:-1] = np.cumsum(x[::-1])[::-1]
     return out
 
 
