@@ -302,7 +302,10 @@ class _OrderCurve:
     def _window(self, j: int) -> int:
         """The window of the tilt j steps up (cached: keys share them)."""
         if j not in self._windows:
-            self._windows[j] = _tilted.window_at(self.atoms, j * TILT_STEP / self.sd)
+            try:
+                self._windows[j] = _tilted.window_at(self.atoms, j * TILT_STEP / self.sd)
+            except ValueError:      # past one FFT (fft_length): over any limit, never composed from here
+                self._windows[j] = _tilted.MAX_FFT + 1
         return self._windows[j]
 
     def _tilted_sd(self, t: float) -> float:
