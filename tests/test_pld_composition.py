@@ -170,3 +170,27 @@ def test_two_fold_laplace_against_integrated_densities(eps):
     exact = max(positive(p, q), positive(q, p))
     lo, hi = PLD.from_laplace(scale=b, value_discretization_interval=1e-3).self_compose(2).delta_bracket(eps)
     assert lo <= exact * (1 + 1e-8) and exact <= hi * (1 + 1e-8) and hi - lo < 0.01 * exact
+
+
+def test_tail_mass_truncation_is_dp_accountings_keyword_and_only_adds_delta():
+    """dp_accounting's ``tail_mass_truncation=``: an eager composition cuts the end masses below it into the
+    mass at infinity (delta only grows, and still contains the closed form); a plan cuts nothing."""
+    sigma, k = 3.0, 8
+    pld = PLD.from_gaussian(sigma=sigma, value_discretization_interval=1e-3)
+    pld.composition = "fft"
+    eps = np.array([0.0, 0.5, 1.0, 2.0, 3.0])
+    plain = pld.self_compose(k)
+    cut = pld.self_compose(k, tail_mass_truncation=1e-6)
+    lo, hi = cut.delta_bracket(eps)
+    exact = analytic_gaussian_delta(sigma=sigma / math.sqrt(k), eps=eps)
+    assert np.all(lo <= exact * (1 + 1e-12)) and np.all(exact <= hi * (1 + 1e-12))
+    assert np.all(hi >= plain.delta_bracket(eps)[1])
+    assert cut.overflow_mass_upper > 1e-7 > plain.overflow_mass_upper     # the cut tails went to +inf
+    two = pld.compose(pld, tail_mass_truncation=1e-6)
+    assert two.overflow_mass_upper > 1e-7 and np.all(two.delta_bracket(eps)[1] >= pld.compose(pld).delta_bracket(eps)[1])
+    auto = PLD.from_gaussian(sigma=30.0, value_discretization_interval=2e-3)
+    assert np.array_equal(auto.self_compose(100, tail_mass_truncation=1e-15).delta_bracket(eps),
+                          auto.self_compose(100).delta_bracket(eps))
+    for bad in (-1e-9, 1.0, math.nan, "1e-15"):
+        with pytest.raises((ValueError, TypeError), match="tail_mass_truncation"):
+            pld.self_compose(2, tail_mass_truncation=bad)

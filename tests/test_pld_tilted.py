@@ -245,3 +245,18 @@ def test_stored_values_are_the_oracles():
             p, q = (b["p"], b["q"]) if side == "log_delta" else (b["q"], b["p"])
             got = _binary_log_delta(p, q, b["k"], b["eps"][i])
         assert got == stored or math.isclose(got, stored, rel_tol=1e-13), (seed, kind, i, got, stored)
+
+
+def test_a_plan_of_symmetric_mechanisms_reads_one_order():
+    # Laplace and Gaussian pairs have one delta(eps) in both orders (a reflection swaps P and Q), so a plan of
+    # them reads the first order only (half the tilts).  What the skipped order says is still a bracket of the
+    # same delta: the two orders' brackets overlap.
+    lap = PLD.from_laplace(scale=1.0, value_discretization_interval=1e-2).self_compose(100)
+    plan = lap.compose(PLD.from_gaussian(sigma=20.0, value_discretization_interval=1e-2))
+    curve = plan._curve()
+    assert type(curve).__name__ == "PlanCurve" and [o.order for o in curve.orders] == [0]
+    eps = np.array([5.0, 20.0, 50.0])
+    lo, hi = curve.log_ends(eps)
+    mirror = PlanCurve(plan._plan.evaluated(PLD), 1e-2, orders=(1,))
+    lo1, hi1 = mirror.log_ends(eps)
+    assert np.all(lo <= hi) and np.all(np.maximum(lo, lo1) <= np.minimum(hi, hi1))

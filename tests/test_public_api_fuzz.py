@@ -288,11 +288,13 @@ _add("ppk.PrivacyLossDistribution", PLD, interval=0.1, offset=-1, mass_upper=[0.
      mass_lower=[0.5, 0.3, 0.2], width=1.0, infinity_mass_upper=0.0, infinity_mass_lower=0.0,
      overflow_mass_upper=0.0, overflow_mass_lower=0.0, pessimistic_estimate=True, max_buckets=1 << 10,
      shared_noise_key=None, composition="auto", log_mass_truncation_bound=-100.0)
-_add("ppk.PrivacyLossDistribution.compose", _method(_gauss_pld, "compose"), other=_gauss_pld(), independent=None)
+_add("ppk.PrivacyLossDistribution.compose", _method(_gauss_pld, "compose"), other=_gauss_pld(), independent=None,
+     tail_mass_truncation=1e-15)
 for _m in ("delta_bracket", "log_delta_bracket", "get_delta_for_epsilon"):
     _add(f"ppk.PrivacyLossDistribution.{_m}", _method(_gauss_pld, _m), eps=0.5)
 _add("ppk.PrivacyLossDistribution.get_epsilon_for_delta", _method(_gauss_pld, "get_epsilon_for_delta"), delta=1e-6)
-_add("ppk.PrivacyLossDistribution.self_compose", _method(_gauss_pld, "self_compose"), num_times=2, independent=None)
+_add("ppk.PrivacyLossDistribution.self_compose", _method(_gauss_pld, "self_compose"), num_times=2, independent=None,
+     tail_mass_truncation=1e-15)
 _add("ppk.PrivacyLossDistribution.with_composition", _method(_gauss_pld, "with_composition"), composition="fft")
 _add("ppk.PrivacyLossDistribution.from_gaussian", PLD.from_gaussian, sigma=3.0, sensitivity=1.0,
      value_discretization_interval=1e-2, log_mass_truncation_bound=-100.0, pessimistic_estimate=True,

@@ -14,12 +14,23 @@ from __future__ import annotations
 import math
 from typing import Any, Hashable
 
+from .._validate import real
 from ._masses import _compose_masses, _union, plan_cap as _plan_cap
 from ._plan import Plan
 
 #: Most vector entries an eager self-composition convolves in all (the sum of the lengths of the operands):
 #: about 10 s on one core (3-4 million a second at a million buckets).
 MAX_SELF_COMPOSE_WORK = 35_000_000
+
+
+def truncation_bound(tail_mass_truncation: object) -> float | None:
+    """dp_accounting's ``tail_mass_truncation`` (the mass it drops at each end of a composition, in [0, 1)) as
+    a log bound for ppk's own cut-off: an eager composition moves the end masses below it into the mass at
+    infinity (``_Masses.truncate``: delta only grows), on top of the PLDs' ``log_mass_truncation_bound``.  A
+    plan cuts nothing (its bracket is certified from the uncut factors), so there the keyword changes nothing:
+    either way the result is never less pessimistic than dp_accounting's truncation asks for.  None for 0."""
+    tau = real("tail_mass_truncation", tail_mass_truncation, minimum=0.0, maximum=1.0, max_inclusive=False)
+    return math.log(tau) if tau > 0 else None
 
 
 def refuse_shared(a: Any, b: Any, independent: bool | None) -> Hashable | None:
@@ -34,9 +45,11 @@ def refuse_shared(a: Any, b: Any, independent: bool | None) -> Hashable | None:
     return key if key == b._shared_noise_key else None
 
 
-def compose(a: Any, b: Any, *, independent: bool | None, truncate: bool, eager: bool) -> Any:
+def compose(a: Any, b: Any, *, independent: bool | None, truncate: bool, eager: bool,
+            log_bound: float | None = None) -> Any:
     """The composition of two PLDs: a plan when both compose ``"auto"`` on one grid and not ``eager``, else
-    the vectors convolved (``truncate=False`` keeps the mass below the noise, for a result only read)."""
+    the vectors convolved (``truncate=False`` keeps the mass below the noise, for a result only read;
+    ``log_bound``: a higher cut-off than the parts', :func:`truncation_bound`)."""
     key = refuse_shared(a, b, independent)
     if not eager and a.composition == b.composition == "auto" and \
             a.value_discretization_interval == b.value_discretization_interval:
@@ -55,8 +68,9 @@ def compose(a: Any, b: Any, *, independent: bool | None, truncate: bool, eager: 
     buckets = _compose_masses(first._buckets, second._buckets, method)
     atoms = _compose_masses(first._atoms, second._atoms, method)
     if truncate:
-        buckets.truncate(bound)
-        atoms.truncate(bound)
+        cut = bound if log_bound is None else max(bound, log_bound)
+        buckets.truncate(cut)
+        atoms.truncate(cut)
     out = object.__new__(type(a))
     out.value_discretization_interval = first.value_discretization_interval
     out._install(buckets=buckets, atoms=atoms,
@@ -72,10 +86,11 @@ def compose(a: Any, b: Any, *, independent: bool | None, truncate: bool, eager: 
     return out
 
 
-def self_compose(pld: Any, k: int, *, independent: bool | None) -> Any:
-    """``k``-fold composition: a plan (``"auto"``) or binary powering of the vectors."""
+def self_compose(pld: Any, k: int, *, independent: bool | None, log_bound: float | None = None) -> Any:
+    """``k``-fold composition: a plan (``"auto"``) or binary powering of the vectors (each product cut at
+    ``log_bound`` as well, :func:`truncation_bound`)."""
     if pld.composition != "auto":
-        return eager_self_compose(pld, k, independent=independent)
+        return eager_self_compose(pld, k, independent=independent, log_bound=log_bound)
     if k == 1:
         return pld
     key = refuse_shared(pld, pld, independent)
@@ -110,7 +125,7 @@ def materialize(pld: Any) -> tuple[Any, Any, float]:
     return out._buckets, out._atoms, out.value_discretization_interval
 
 
-def eager_self_compose(pld: Any, num_times: int, *, independent: bool | None) -> Any:
+def eager_self_compose(pld: Any, num_times: int, *, independent: bool | None, log_bound: float | None = None) -> Any:
     """Binary powering of the vectors: O(log k) convolutions.  The work is bounded: when the convolutions
     still to do would take more than MAX_SELF_COMPOSE_WORK vector entries in all (about 10 s), ValueError
     says so before doing them (2^62 compositions of a PLD of a million buckets: a minute)."""
@@ -134,11 +149,13 @@ def eager_self_compose(pld: Any, num_times: int, *, independent: bool | None) ->
             if result is not None:
                 work += size + result._buckets.p.size + result._atoms.p.size
             result = base if result is None else compose(result, base, independent=independent,
-                                                         truncate=k >> 1 != 0, eager=True)
+                                                         truncate=k >> 1 != 0 or log_bound is not None, eager=True,
+                                                         log_bound=log_bound)
         k >>= 1
         if not k:
             assert result is not None   # k >= 1 has a set bit
             return result
         # the last square is the result itself when no lower bit remains: keep its small masses
         work += 2 * (base._buckets.p.size + base._atoms.p.size)
-        base = compose(base, base, independent=independent, truncate=not (k == 1 and result is None), eager=True)
+        base = compose(base, base, independent=independent,
+                       truncate=not (k == 1 and result is None) or log_bound is not None, eager=True, log_bound=log_bound)

@@ -45,6 +45,8 @@ LD = np.longdouble
 WINDOW_SDS = 16.0
 #: Most entries of one tilted FFT (2^24 doubles: 128 MiB per vector).
 MAX_FFT = 1 << 24
+#: The tilted mass a window may leave outside (both sides; it aliases into the window or is bounded apart).
+TAIL = 1e-30
 
 
 def _log_mgf(log_v: npt.NDArray, j: npt.NDArray, t: float) -> tuple[Any, Any, Any]:
@@ -70,14 +72,18 @@ class Factor:
         # the logs in long double (masses below the double range), kept in double; indices as integers
         self.j = (self.offset + np.arange(v.size, dtype=np.int64))[keep]
         self.j64, self.log_v64 = self.j.astype(np.float64), log_v[keep].astype(np.float64)
+        self._moments: dict[float, tuple[float, float, float]] = {}
 
     def mirrored(self) -> "Factor":
         return Factor(self.v[::-1].copy(), -(self.offset + self.v.size - 1), self.count)
 
     def moments(self, t: float) -> tuple[float, float, float]:
-        """(log mgf, mean, variance) at tilt t in double precision (searches and Chernoff bounds)."""
-        lm, mean, var = _log_mgf(self.log_v64, self.j64, t)
-        return float(lm), float(mean), float(var)
+        """(log mgf, mean, variance) at tilt t in double precision (searches and Chernoff bounds); kept per t,
+        as the tilt choice, the window and the composition ask for the same ones."""
+        if t not in self._moments:
+            lm, mean, var = _log_mgf(self.log_v64, self.j64, t)
+            self._moments[t] = (float(lm), float(mean), float(var))
+        return self._moments[t]
 
 
 def saddle(prepared: list[Factor], target_index: float, t_max: float) -> float:
@@ -152,24 +158,90 @@ class _TailBound:
                       for right in (False, True)}
         self.centres = [int(round(p.moments(t)[1])) if p.j64.size else 0 for p in prepared]
         self.centre = sum(p.count * c for p, c in zip(prepared, self.centres))     # a Python int: exact
+        self._made: dict[bool, tuple[float, list[tuple[float, float, float]]]] = {}
+
+    def _sums(self, right: bool) -> tuple[float, list[tuple[float, float, float]]]:
+        """The edge-free parts of the bound on one side, made once: the mass set aside, and per th the summed
+        K_i and the slack covering their rounding (a window search reads many edges)."""
+        if right not in self._made:
+            cores = self.cores[right]
+            set_aside = sum(p.count * out for p, (_, out) in zip(self.prepared, cores))
+            per_th = []
+            for mult in (1 / 32, 1 / 8, 1 / 2, 1.0, 2.0, 4.0, 8.0):
+                th = mult * WINDOW_SDS / max(self.sd, 1.0) / 4 * (1 if right else -1)   # sd in grid steps
+                terms = []
+                for p, lz, c, (keep, _) in zip(self.prepared, self.log_zs, self.centres, cores):
+                    x = p.log_v64[keep] + self.t * p.j64[keep] - lz + th * (p.j64[keep] - c)
+                    top = float(np.max(x, initial=-np.inf))
+                    terms.append(p.count * (top + math.log(float(np.sum(np.exp(x - top))))) if np.isfinite(top)
+                                 else -math.inf)
+                per_th.append((th, sum(terms), 1e-12 * (sum(abs(x) for x in terms if math.isfinite(x)) + 1.0)))
+            self._made[right] = (set_aside, per_th)
+        return self._made[right]
 
     def __call__(self, edge: int, right: bool) -> float:
-        cores = self.cores[right]
-        set_aside = sum(p.count * out for p, (_, out) in zip(self.prepared, cores))
+        set_aside, per_th = self._sums(right)
         best = 1.0
-        for mult in (1 / 32, 1 / 8, 1 / 2, 1.0, 2.0, 4.0, 8.0):
-            th = mult * WINDOW_SDS / max(self.sd, 1.0) / 4 * (1 if right else -1)   # sd in grid steps
-            terms = []
-            for p, lz, c, (keep, _) in zip(self.prepared, self.log_zs, self.centres, cores):
-                x = p.log_v64[keep] + self.t * p.j64[keep] - lz + th * (p.j64[keep] - c)
-                top = float(np.max(x, initial=-np.inf))
-                terms.append(p.count * (top + math.log(float(np.sum(np.exp(x - top))))) if np.isfinite(top)
-                             else -math.inf)
-            k = sum(terms) + th * float(self.centre - int(edge))
-            slack = 1e-12 * (sum(abs(x) for x in terms if math.isfinite(x)) + 1.0)
+        for th, total, slack in per_th:
+            k = total + th * float(self.centre - int(edge))
             with np.errstate(over="ignore"):
                 best = min(best, math.exp(min(k + slack, 0.0)))
         return min(1.0, best + set_aside)
+
+
+def _placed(tail_bound: "_TailBound", mean: float, sd: float) -> tuple[int, int, float, float]:
+    """(n, s_lo, below, above): the window of a tilted law of this mean and deviation.  WINDOW_SDS deviations
+    either side; a long-tailed law (a subsampled mechanism's) reaches further: doubled (within MAX_FFT) until
+    the certified mass outside is within TAIL, then fitted to each side's tail (:func:`_fitted`)."""
+    n = fft_length(sd)
+    s_lo = int(round(mean)) - n // 2
+    below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)
+    while n * 2 <= MAX_FFT and below + above > TAIL:
+        n *= 2
+        s_lo = int(round(mean)) - n // 2
+        below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)
+    if n >= 1 << 18:
+        n, s_lo, below, above = _fitted(tail_bound, int(round(mean)), n, (s_lo, below, above))
+    return n, s_lo, below, above
+
+
+def window_at(prepared: list[Factor], t: float) -> int:
+    """The FFT length :func:`compose` would take at tilt t (its window, without the composition)."""
+    stats = [p.moments(t) for p in prepared]
+    mean = float(sum(p.count * st[1] for p, st in zip(prepared, stats)))
+    sd = math.sqrt(max(float(sum(p.count * st[2] for p, st in zip(prepared, stats))), 0.0))
+    return _placed(_TailBound(prepared, t, [st[0] for st in stats], sd), mean, sd)[0]
+
+
+def _fitted(tail_bound: "_TailBound", centre: int, n: int, fallback: tuple[int, float, float]) -> tuple[int, int, float, float]:
+    """A large window fitted to each side's own tail (docs/accuracy.md, "Composition without the floor"): the
+    distance from the centre at which each certified tail bound falls to TAIL / 2 (by bisection within the
+    doubled window's half, to 1/64 of it), and the shortest power of two holding both.  A subsampled
+    mechanism's tilted law reaches far on one side only, and even a near-normal one needs fewer than
+    WINDOW_SDS deviations: the centred, doubled window is often twice what the tails need.  Returns
+    (n, s_lo, below, above); the doubled window's own when fitting gains nothing."""
+    half = n // 2
+
+    def reach(right: bool) -> int:
+        def out(d: int) -> float:
+            return tail_bound(centre + d, True) if right else tail_bound(centre - d, False)
+        if out(half) > TAIL / 2:
+            return half
+        lo, hi = 0, half
+        while hi - lo > half // 64:
+            mid = (lo + hi) // 2
+            lo, hi = (mid, hi) if out(mid) > TAIL / 2 else (lo, mid)
+        return hi
+    left = reach(False)
+    right = reach(True)
+    m = 1 << (left + right + 128 - 1).bit_length()
+    if m >= n:
+        return (n,) + fallback
+    s_lo = centre - left - (m - left - right) // 2
+    below, above = tail_bound(s_lo, False), tail_bound(s_lo + m, True)
+    if below + above > TAIL:       # each side is within TAIL / 2 (the bounds fall outwards): not expected
+        return (n,) + fallback
+    return m, s_lo, below, above
 
 
 def fft_length(sd: float) -> int:
@@ -211,15 +283,7 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
     sd = math.sqrt(max(float(sum(p.count * st[2] for p, st in zip(prepared, stats))), 0.0))
     tail_bound = _TailBound(prepared, t, [st[0] for st in stats], sd)
     if window is None:
-        n = fft_length(sd)
-        s_lo = int(round(mean)) - n // 2
-        below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)
-        # a long-tailed tilted law (a subsampled mechanism's) reaches past WINDOW_SDS deviations: widen the
-        # window (doubling, within MAX_FFT) until the mass outside it is negligible
-        while n * 2 <= MAX_FFT and below + above > 1e-30:
-            n *= 2
-            s_lo = int(round(mean)) - n // 2
-            below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)
+        n, s_lo, below, above = _placed(tail_bound, mean, sd)
     else:
         s_lo, n = window
         below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)
@@ -247,23 +311,40 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         # |B| <= 1 for the exact transform of a probability vector: projecting the computed one onto the
         # unit disk moves it no further from the exact value, and keeps every power of it <= 1 (so the
         # powers' differences add up as sum k_i |B_hat_i - B_i|, without a (1 + eta)^K growth)
-        r = np.minimum(np.abs(B), 1.0)
+        # (in place over one window-long buffer each: the windows reach 2^22 points)
+        log_r = np.minimum(np.abs(B), 1.0)
         with np.errstate(divide="ignore"):
-            log_r = np.log(r)
-            mag = np.exp(p.count * log_r)
-        phase = np.mod(p.count * np.angle(B), 2 * math.pi)
-        spectrum *= mag * np.exp(1j * phase)
+            np.log(log_r, out=log_r)
+        phase = np.angle(B)
+        phase *= p.count
+        np.mod(phase, 2 * math.pi, out=phase)
+        mag = log_r * p.count
+        np.exp(mag, out=mag)
+        # mag e^{i phase} as mag cos + i mag sin: the very products the complex exp makes
+        B.real = mag * np.cos(phase)
+        B.imag = np.sin(phase, out=phase) * mag
+        spectrum *= B
         # the powers' rounding: log and angle to a few ulps, each multiplied by k; the exp and the product
-        gamma += 8 * U * (p.count * (np.abs(np.nan_to_num(log_r, neginf=0.0)) + 2 * math.pi + 2) + 4)
+        np.negative(log_r, out=log_r)             # |log r| (r <= 1), 0 where r = 0
+        log_r[np.isinf(log_r)] = 0.0
+        log_r += 2 * math.pi + 2
+        log_r *= p.count
+        log_r += 4
+        log_r *= 8 * U
+        gamma += log_r
         total += p.count
     c = scipy.fft.irfft(spectrum, n, workers=-1)
-    full = np.concatenate([spectrum, np.conj(spectrum[1:-1][::-1])])
-    g_full = np.concatenate([gamma, gamma[1:-1][::-1]])
-    power_err = float(np.sqrt(np.sum((g_full * np.abs(full)) ** 2))) / math.sqrt(n)
-    err2 = rho * float(np.sqrt(np.sum(c * c))) * (1 + 2 * rho) + fft_err / math.sqrt(n) + power_err
-    err2 += U * float(np.sqrt(np.sum(c * c)))                 # the clipping below moves no entry away from c_N
+    # the full spectrum's entries n - i are the conjugates of the half's i (1 <= i < n/2): each inner entry
+    # twice, the two ends once; the double sum of n/2 squares is within (log2 n) u of itself, below the margin
+    ge = gamma * np.abs(spectrum)
+    ge *= ge
+    power_err = math.sqrt((2 * float(np.sum(ge[1:-1])) + float(ge[0]) + float(ge[-1])) * (1 + 1e-9)) / math.sqrt(n)
+    norm_c = float(np.sqrt(np.dot(c, c)))
+    err2 = rho * norm_c * (1 + 2 * rho) + fft_err / math.sqrt(n) + power_err
+    err2 += U * norm_c                 # the clipping below moves no entry away from c_N
     s = np.arange(s_lo, s_lo + n, dtype=np.int64)
-    c = np.maximum(c[s % n], 0.0)
+    c = np.roll(c, -(s_lo % n))        # the composed index s_lo + i sits at (s_lo + i) mod n
+    np.maximum(c, 0.0, out=c)
     # the factors' own rounding, the conversion to double and the long-double normalisers (n ulps each)
     u_ld = float(np.finfo(LD).eps)
     log_rel = total * math.log1p(rtol + 2 * U + entry_rel + max(p.j.size for p in prepared) * u_ld)

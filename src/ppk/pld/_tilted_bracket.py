@@ -21,6 +21,7 @@ are natural logs.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any, Sequence
 
@@ -34,6 +35,12 @@ from ._masses import _MASS_RTOL, LD
 #: Tilts are centred this many untilted standard deviations apart (on the grid of loss indices); each
 #: eps is read off the nearest one.
 COVER_SDS = 3.0
+#: Saddle tilts are rounded to multiples of this many inverse untilted deviations (per grid index), so that
+#: keys with nearly the same tilt share one composition (_OrderCurve._snapped).
+TILT_STEP = 0.25
+_JUMP = 2.0            # ... and moved below a step that more than doubles the tilted deviation
+_WINDOW_GROWTH = 2     # ... and to a window at most this many times the untilted one, checked where the
+_SPREAD = 1.5          # tilted deviation passes this many untilted ones
 _T_MAX_LOSS = 1e5      # the largest tilt, per unit of loss ...
 _T_MAX_SPAN = 4000.0   # ... and per window: e^{t n} (and its square) stays inside the long-double range
 #: The least excess (in log delta) a search sees: every eps at least e^-1e4 below the target is as feasible as
@@ -77,23 +84,36 @@ class _UpperTilt:
 
     def __init__(self, tl: _tilted.Tilted, dx: float, reach: int = 1):
         self.tl, self.dx, self.reach = tl, dx, reach
-        lw = tl.log_weight()
-        self.ref = lw[int(np.argmax(tl.c))]
-        x = (lw - self.ref).astype(np.float64)
-        self.huge = _suffix64((x > self._CLIP).astype(np.float64)) > 0
-        w = np.exp(np.clip(x, -self._CLIP, self._CLIP))
-        w[x > self._CLIP] = 0.0
-        cw = tl.c * w
+        peak = int(tl.s[int(np.argmax(tl.c))])
+        t = LD(tl.t)
+        self.ref = tl.log_z - t * LD(peak)          # the log weight at the peak (Tilted.log_weight there)
+        # each log weight relative to ref, t (peak - s), in double: the integer difference is exact, so one
+        # rounding -- no further from the truth than the long-double weights' difference rounded to double,
+        # and no window-long long-double arrays (docs/accuracy.md, "Composition without the floor")
+        x = tl.t * (peak - tl.s).astype(np.float64)
+        big = x > self._CLIP
+        # an eps reads a weight past e^350 when its first atom is at or before the last such one
+        past = np.flatnonzero(big)
+        self.huge_end = int(past[-1]) + 1 if past.size else 0
+        xc = np.clip(x, -self._CLIP, self._CLIP)
+        w = np.exp(xc)
+        w[big] = 0.0
         # e^{-L} relative to the peak's loss; clipped where it would pass e^700 (atoms far left of the peak,
         # read only for eps there): a smaller Q-part, so a larger upper end
-        self.loss_ref = float(tl.s[int(np.argmax(tl.c))]) * dx
-        rel_loss = tl.s.astype(np.float64) * dx - self.loss_ref
-        q_exp = np.minimum(np.clip(x, -self._CLIP, self._CLIP) - np.maximum(rel_loss, -700.0), 700.0)
-        self.s_p, self.s_pe = _suffix64(cw), _suffix64(np.where(x > self._CLIP, 0.0, tl.c * np.exp(q_exp)))
+        self.edges = tl.s.astype(np.float64) * dx
+        self.loss_ref = float(peak) * dx
+        xc -= np.maximum(self.edges - self.loss_ref, -700.0)
+        q_w = np.exp(np.minimum(xc, 700.0, out=xc), out=xc)
+        q_w[big] = 0.0
+        self.s_p, self.s_pe = _suffix64(tl.c * w), _suffix64(tl.c * q_w)
         self.s_w2 = _suffix64(w * w)
         self.gamma = 2.0 * tl.s.size * _tilted.U      # the suffix sums' relative rounding
-        self.beyond = LD(tl.above) * np.exp(lw[-1] - self.ref - LD(tl.t))   # masses from the window's end on
-        self.edges = tl.s.astype(np.float64) * dx
+        last = tl.log_z - t * LD(int(tl.s[-1]))       # the log weight at the window's end
+        self.beyond = LD(tl.above) * np.exp(last - self.ref - t)   # masses from the window's end on
+        # the reads need the suffix sums and the bounds, not the window's masses and indices: a plan keeps its
+        # tilts between questions, so each drops its two window-long arrays (a third of what it held)
+        self.size = tl.s.size
+        self.tl = dataclasses.replace(tl, s=np.empty(0, dtype=np.int64), c=np.empty(0))   # not views: freed
 
     def log_upper(self, eps: npt.NDArray[np.float64]) -> npt.NDArray[np.longdouble]:
         tl = self.tl
@@ -122,12 +142,15 @@ class _UpperTilt:
         grow = math.exp(self.reach * self.dx) if self.reach * self.dx < 700.0 else math.inf
         straddle = _scaled(tl.rel * (1 + tl.rel) * (1 + grow), near)
         out = _log_or_minus_inf(base + _scaled(tl.rel, base) + straddle, self.ref)
-        return np.where(self.huge[j] | ~np.isfinite(value), LD(0), out)
+        return np.where((j < self.huge_end) | ~np.isfinite(value), LD(0), out)
 
 
 def _suffix64(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
     """Suffix sums in double, one longer (the last is 0)."""
-    return np.concatenate([np.cumsum(x[::-1])[::-1], np.zeros(1)])
+    out = np.empty(x.size + 1)
+    out[-1] = 0.0
+    out[:-1] = np.cumsum(x[::-1])[::-1]
+    return out
 
 
 class _LowerTilt:
@@ -219,8 +242,11 @@ class _OrderCurve:
         # and a half of its tilt's centre (masses there within e^-1.2 of the peak, for a near-normal law)
         self.sd = math.sqrt(max(var0, 1.0))
         self.quantum = COVER_SDS * self.sd
-        self.upper_tilts: dict[int, _UpperTilt] = {}
-        self.lower_tilts: dict[int, _LowerTilt] = {}
+        self._windows: dict[int, int] = {}
+        self.upper_keys: dict[int, float] = {}       # key -> its (snapped) tilt; the compositions by tilt
+        self.lower_keys: dict[int, float] = {}
+        self.upper_tilts: dict[float, _UpperTilt] = {}
+        self.lower_tilts: dict[float, _LowerTilt] = {}
 
     @property
     def bucket_factors(self) -> tuple[list[_tilted.Factor], list[_tilted.Factor]]:
@@ -244,21 +270,66 @@ class _OrderCurve:
         lo, hi = cls._support(factors)
         return min(max(index, lo), hi)
 
+    def _snapped(self, t: float) -> float:
+        """A saddle tilt rounded down to a multiple of ``TILT_STEP / sd``.  Keys whose saddles are that close
+        share one composition: a Gaussian-like law's tilted mean moves down by at most TILT_STEP deviations
+        (every eps still reads masses near its tilt's bulk), and where a far mode switches on (a subsampled
+        mechanism's hits: the mean jumps over many keys within a sliver of tilts) the keys of that sliver read
+        one composition, on the near side of the jump, whose window is the narrower.  Down, never up: a tilt
+        past the jump puts the whole law in the far mode, where an eps left of its window reads delta = 1.
+        Any tilt is certified: this only decides how many FFTs a plan makes."""
+        step = TILT_STEP / self.sd
+        j = math.floor(min(t, self.t_max) / step)
+        # and below a jump: where one step more than doubles the tilted deviation, the far mode is switching
+        # on within the step (its window doubles with it), and the step below reads the same keys from the
+        # near side (a bounded walk: a smooth law stops at once)
+        for _ in range(64):
+            if j <= 0 or self._tilted_sd(j * step) <= _JUMP * self._tilted_sd((j - 1) * step):
+                break
+            j -= 1
+        # and down to a window at most _WINDOW_GROWTH times the untilted one, where the far mode has spread the
+        # law (screened by its deviation: a near-normal law's window does not grow), by bisection on the steps
+        if j > 0 and self._tilted_sd(j * step) > _SPREAD * self.sd:
+            limit = _WINDOW_GROWTH * self._window(0)
+            if self._window(j) > limit:
+                lo, hi = 0, j          # window(lo) within the limit, window(hi) past it
+                while hi - lo > 1:
+                    mid = (lo + hi) // 2
+                    lo, hi = (mid, hi) if self._window(mid) <= limit else (lo, mid)
+                j = lo
+        return j * step
+
+    def _window(self, j: int) -> int:
+        """The window of the tilt j steps up (cached: keys share them)."""
+        if j not in self._windows:
+            try:
+                self._windows[j] = _tilted.window_at(self.atoms, j * TILT_STEP / self.sd)
+            except ValueError:      # past one FFT (fft_length): over any limit, never composed from here
+                self._windows[j] = _tilted.MAX_FFT + 1
+        return self._windows[j]
+
+    def _tilted_sd(self, t: float) -> float:
+        return math.sqrt(max(sum(f.count * f.moments(t)[2] for f in self.atoms), 0.0))
+
     def _upper_tilt(self, key: int) -> _UpperTilt:
-        if key not in self.upper_tilts:
+        if key not in self.upper_keys:
             index = self._target(self.atoms, key * self.quantum)
-            tl = _tilted.compose(self.atoms, t=_tilted.saddle(self.atoms, index, self.t_max), rtol=_MASS_RTOL)
-            self.upper_tilts[key] = _UpperTilt(tl, self.dx, self.reach)
-        return self.upper_tilts[key]
+            self.upper_keys[key] = self._snapped(_tilted.saddle(self.atoms, index, self.t_max))
+        t = self.upper_keys[key]
+        if t not in self.upper_tilts:
+            self.upper_tilts[t] = _UpperTilt(_tilted.compose(self.atoms, t=t, rtol=_MASS_RTOL), self.dx, self.reach)
+        return self.upper_tilts[t]
 
     def _lower_tilt(self, key: int) -> _LowerTilt:
-        if key not in self.lower_tilts:
-            bp, bq = self.bucket_factors
-            tp = _tilted.compose(bp, t=_tilted.saddle(bp, self._target(bp, key * self.quantum), self.t_max),
-                                 rtol=_MASS_RTOL)
+        bp, bq = self.bucket_factors
+        if key not in self.lower_keys:
+            self.lower_keys[key] = self._snapped(_tilted.saddle(bp, self._target(bp, key * self.quantum), self.t_max))
+        t = self.lower_keys[key]
+        if t not in self.lower_tilts:
+            tp = _tilted.compose(bp, t=t, rtol=_MASS_RTOL)
             tq = _tilted.compose_shifted(bq, tp, self.dx, _MASS_RTOL)
-            self.lower_tilts[key] = _LowerTilt(tp, tq)
-        return self.lower_tilts[key]
+            self.lower_tilts[t] = _LowerTilt(tp, tq)
+        return self.lower_tilts[t]
 
     def _by_tilt(self, eps: npt.NDArray[np.float64], shift: float, get: Any, read: Any) -> npt.NDArray[np.longdouble]:
         """Each eps read off the tilt centred at the nearest multiple of ``quantum`` (grid indices): the same
@@ -324,12 +395,23 @@ class _OrderCurve:
         return _lse(vals, self.log_inf_true)
 
 
+def symmetric(leaf: Any) -> bool:
+    """Whether the mechanism behind a leaf has H(P || Q) = H(Q || P) at every eps: a Gaussian or (unsubsampled)
+    Laplace mechanism, whose pair a reflection of the output swaps.  Its discretised orders differ by their
+    rounding, but each order's bracket is certified for the one true delta."""
+    return leaf._gaussian_mu is not None or bool(getattr(leaf, "_symmetric", False))
+
+
 class PlanCurve:
     """The bracket of a plan's delta(eps), max over its orders (both, or H(P || Q) alone for a one-sided plan),
     with its tilts kept for later reads."""
 
     def __init__(self, plan: Sequence[tuple[Any, int]], dx: float, *, orders: tuple[int, ...] = (0, 1)):
         self.dx = dx
+        if all(symmetric(leaf) for leaf, _ in plan):
+            # every mechanism's two orders have one delta(eps) (a reflection of the output swaps P and Q), so
+            # the composed pair's have too: either order's certified bracket is the plan's
+            orders = orders[:1]
         self.orders = [_OrderCurve(plan, order, dx) for order in orders]
 
     def epsilon_bracket(self, log_delta: float) -> tuple[float, float]:

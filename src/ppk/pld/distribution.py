@@ -426,11 +426,16 @@ class PrivacyLossDistribution(DpAccountingNames):
         return smallest_feasible(excess, lo, hi, f_lo=f0, f_hi=f_hi, rtol=1e-12).x
 
     # ------------------------------------------------------------------ composition
-    def compose(self, other: "PrivacyLossDistribution", *, independent: bool | None = None) -> "PrivacyLossDistribution":
+    def compose(self, other: "PrivacyLossDistribution", *, independent: bool | None = None,
+                tail_mass_truncation: float = 0.0) -> "PrivacyLossDistribution":
         """The PLD of running both mechanisms on independent randomness (losses add).  Two natural-noise PLDs
         over the same unknown rows share them (their noise is not fresh): ``ValueError``, unless
-        ``independent=True`` says the releases really use disjoint unknown rows."""
-        return self._compose(other, independent=independent, truncate=True)
+        ``independent=True`` says the releases really use disjoint unknown rows.  ``tail_mass_truncation``:
+        dp_accounting's keyword (ppk.pld._composition.truncation_bound: never less pessimistic)."""
+        bound = _composition.truncation_bound(tail_mass_truncation)
+        instance("other", other, PrivacyLossDistribution, "a PrivacyLossDistribution")
+        return _composition.compose(self, other, independent=_check_independent(independent), truncate=True,
+                                    eager=False, log_bound=bound)
 
     def _compose(self, other: "PrivacyLossDistribution", *, independent: bool | None,
                  truncate: bool, eager: bool = False) -> "PrivacyLossDistribution":
@@ -438,12 +443,15 @@ class PrivacyLossDistribution(DpAccountingNames):
         return _composition.compose(self, other, independent=_check_independent(independent), truncate=truncate,
                                     eager=eager)
 
-    def self_compose(self, num_times: int, *, independent: bool | None = None) -> "PrivacyLossDistribution":
+    def self_compose(self, num_times: int, *, independent: bool | None = None,
+                     tail_mass_truncation: float = 0.0) -> "PrivacyLossDistribution":
         """``num_times``-fold composition with itself: a plan (``composition="auto"``, no work now; ValueError
         if its composed loss would not fit one FFT), or binary powering of the vectors (``"exact"``,
-        ``"fft"``: O(log k) convolutions; ValueError before more than ``MAX_SELF_COMPOSE_WORK`` entries)."""
+        ``"fft"``: O(log k) convolutions; ValueError before more than ``MAX_SELF_COMPOSE_WORK`` entries).
+        ``tail_mass_truncation``: as in :meth:`compose`."""
+        bound = _composition.truncation_bound(tail_mass_truncation)
         k = integer("num_times", num_times, minimum=1)
-        return _composition.self_compose(self, k, independent=_check_independent(independent))
+        return _composition.self_compose(self, k, independent=_check_independent(independent), log_bound=bound)
 
     # ------------------------------------------------------------------ coarsening
     def _coarsen(self) -> None:

@@ -219,6 +219,8 @@ def laplace(make: Callable[..., T], scale: object, sensitivity: object, value_di
     out = make(interval=dx, offset=-k_top, mass_upper=mp0, mass_lower=mq0, width=1 + 2 * _SLACK * (1 + k_top),
                pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
     setattr(out, "_max_loss", laplace_loss_bound(s, b))   # pure DP: |L| <= s/b (docs/accuracy.md)
+    # x -> s - x swaps Lap(0, b) and Lap(s, b): both orders have one delta(eps) (a plan reads one of them)
+    setattr(out, "_symmetric", True)
     return out
 
 
