@@ -386,7 +386,7 @@ def _plan(**kw):
 
 
 _add("ppk.TablePlan", ppk.TablePlan, n=1000, known=500, probs={"a": 0.2, "b": 0.3, "c": 0.5},
-     counts=[(("a", "b"), 2.0), (("a",), 1.0)], rtol=1e-3, max_evaluations=2000)
+     counts=[(("a", "b"), 2.0), (("a",), 1.0)], public={"a": 0, "b": 0, "c": 1}, rtol=1e-3, max_evaluations=2000)
 for _m in ("delta", "delta_upper", "log_delta", "log_delta_upper", "delta_bracket", "log_delta_bracket"):
     _add(f"ppk.TablePlan.{_m}", _method(_plan, _m), eps=0.5)
 _add("ppk.TablePlan.with_scale", _method(_plan, "with_scale"), scale=3.0)
