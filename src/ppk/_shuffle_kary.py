@@ -227,7 +227,33 @@ def standard_lower_log_delta(*, n: int, eps0: float, categories: int, eps: float
     return min(best, 0.0)
 
 
-class ShuffledKaryRandomizedResponse(BracketedCurve):
+class KaryCurve(BracketedCurve):
+    """What both k-ary attackers share: ``n`` users, local privacy ``eps0``, ``categories`` values; calibration
+    moves the probability of each other value."""
+
+    __slots__ = ("n", "eps0", "categories")
+    n: int
+    eps0: float
+    categories: int
+
+    @property
+    def scale(self) -> float:
+        """The probability of reporting a given other value, ``b = 1 / (e^eps0 + k - 1)``."""
+        return rr_probs(self.eps0, self.categories)[1]
+
+    @property
+    def scale_name(self) -> str:
+        return "other_value_probability"
+
+    @property
+    def has_natural_noise(self) -> bool:
+        return self.n > 1 and self.eps0 < 700.0
+
+    def dp_scale(self, *, eps: float, delta: float) -> float:
+        return rr_dp_scale(self.categories, eps=eps, delta=delta)
+
+
+class ShuffledKaryRandomizedResponse(KaryCurve):
     """delta(eps) of the shuffled histogram of ``n`` k-ary randomized responses, against an attacker who knows
     none of the other users' values and believes them i.i.d. with probabilities ``probs`` (docs/shuffle.md,
     "k-ary").  The supremum over the ordered pairs of values the challenge user may hold; exact and certified.
@@ -236,7 +262,7 @@ class ShuffledKaryRandomizedResponse(BracketedCurve):
     default): otherwise the counts outside the pair carry information and the two counts are not sufficient.
     """
 
-    __slots__ = ("n", "eps0", "categories", "probs", "_pairs")
+    __slots__ = ("probs", "_pairs")
 
     def __init__(self, *, n: int, eps0: float, categories: int, probs: Sequence[float] | None = None):
         self.n = integer("n", n, minimum=1, maximum=MAX_KARY_USERS)
@@ -285,19 +311,6 @@ class ShuffledKaryRandomizedResponse(BracketedCurve):
         guess = min(0.9 * self.eps0, sd * math.sqrt(2 * math.log(1 / delta))) if self.eps0 > 0 else 1.0
         return max(guess, 1e-6), max(0.25 * guess, 1e-6)
 
-    @property
-    def scale(self) -> float:
-        """The probability of reporting a given other value, ``b = 1 / (e^eps0 + k - 1)``."""
-        return rr_probs(self.eps0, self.categories)[1]
-
-    @property
-    def scale_name(self) -> str:
-        return "other_value_probability"
-
-    @property
-    def has_natural_noise(self) -> bool:
-        return self.n > 1 and self.eps0 < 700.0
-
     def with_scale(self, scale: float) -> "ShuffledKaryRandomizedResponse":
         return ShuffledKaryRandomizedResponse(n=self.n, eps0=eps0_of(scale, self.categories), categories=self.categories,
                                               probs=tuple(float(v) for v in self.probs))
@@ -305,9 +318,6 @@ class ShuffledKaryRandomizedResponse(BracketedCurve):
     def without_natural_noise(self) -> "ShuffledKaryRandomizedResponse":
         """k-ary randomized response alone (``n = 1``): ``delta(eps) = a - e^eps b``, what the shuffler amplifies."""
         return ShuffledKaryRandomizedResponse(n=1, eps0=self.eps0, categories=self.categories)
-
-    def dp_scale(self, *, eps: float, delta: float) -> float:
-        return rr_dp_scale(self.categories, eps=eps, delta=delta)
 
     @property
     def _rows_key(self) -> Hashable | None:

@@ -24,9 +24,8 @@ from typing import Hashable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ._curve import BracketedCurve
-from ._shuffle_kary import (MAX_CATEGORIES, MAX_KARY_USERS, ShuffledKaryRandomizedResponse, binomial_log_weights,
-                            eps0_of, interruptible, pair_log_bracket, rr_dp_scale, rr_probs, standard_lower_log_delta)
+from ._shuffle_kary import (MAX_CATEGORIES, MAX_KARY_USERS, KaryCurve, ShuffledKaryRandomizedResponse, binomial_log_weights,
+                            eps0_of, interruptible, pair_log_bracket, rr_probs, standard_lower_log_delta)
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
 
@@ -89,11 +88,11 @@ def clone_coins_log_delta(*, n: int, eps0: float, categories: int, eps: float, r
         edges = sorted(set(edges) | set(split))        # the four buckets with the largest gaps, halved
 
 
-class ShuffledKaryStandard(BracketedCurve):
+class ShuffledKaryStandard(KaryCurve):
     """Standard shuffle DP for k-ary randomized response: delta(eps) between certified ends (the module
     docstring); ``delta`` reports the upper end.  Not exact: the bracket's width is the method's, not rounding."""
 
-    __slots__ = ("n", "eps0", "categories")
+    __slots__ = ()
 
     def __init__(self, *, n: int, eps0: float, categories: int):
         self.n = integer("n", n, minimum=1, maximum=MAX_KARY_USERS)
@@ -142,28 +141,12 @@ class ShuffledKaryStandard(BracketedCurve):
         guess = clone_bound_epsilon(n=self.n, eps0=self.eps0, delta=delta, variant="fmt23")
         return max(0.99 * guess, 1e-6), max(0.01 * guess, 1e-6)
 
-    @property
-    def scale(self) -> float:
-        """The probability of reporting a given other value, ``b = 1 / (e^eps0 + k - 1)``."""
-        return rr_probs(self.eps0, self.categories)[1]
-
-    @property
-    def scale_name(self) -> str:
-        return "other_value_probability"
-
-    @property
-    def has_natural_noise(self) -> bool:
-        return self.n > 1 and self.eps0 < 700.0
-
     def with_scale(self, scale: float) -> "ShuffledKaryStandard":
         return ShuffledKaryStandard(n=self.n, eps0=eps0_of(scale, self.categories), categories=self.categories)
 
     def without_natural_noise(self) -> "ShuffledKaryStandard":
         """k-ary randomized response alone (``n = 1``): ``delta(eps) = a - e^eps b``."""
         return ShuffledKaryStandard(n=1, eps0=self.eps0, categories=self.categories)
-
-    def dp_scale(self, *, eps: float, delta: float) -> float:
-        return rr_dp_scale(self.categories, eps=eps, delta=delta)
 
     @property
     def _rows_key(self) -> Hashable | None:

@@ -408,7 +408,7 @@ def _dominant_pairs(probs: Sequence[float], sets: Sequence[frozenset], sigmas: S
     weights = w[a_idx, b_idx]
     told = weights > 0
     if public is not None:   # the challenge row's public part is known: it moves within it only
-        told &= np.array([public[a] == public[b] for a, b in zip(a_idx, b_idx)], dtype=bool)
+        told &= np.array([public[int(a)] == public[int(b)] for a, b in zip(a_idx, b_idx)], dtype=np.bool_)
     a_idx, b_idx, weights = a_idx[told], b_idx[told], weights[told]
     if weights.size == 0:
         return []

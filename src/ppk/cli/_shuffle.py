@@ -24,13 +24,7 @@ def _run(args: argparse.Namespace) -> int:
     q = ShuffledRandomizedResponse(n=args.n, eps0=args.eps0, known=args.known, p=args.p)
     q.progress = not args.quiet    # a bar on stderr when it is a terminal (docs/shuffle.md), else nothing
     standard = q.known == q.n - 1
-    eps = np.array(args.eps, dtype=float)
-    log_lo, log_up = q.log_delta_bracket(eps)
-    rows = [dict(eps=float(e), delta_lower=math.exp(lo), delta_upper=exp_rounded_up(up),
-                 clone_bound=clone_bound_delta(n=q.n, eps0=q.eps0, eps=float(e)))
-            for e, lo, up in zip(eps, np.atleast_1d(log_lo), np.atleast_1d(log_up))]
-    epsilons = [dict(delta=d, eps=q.epsilon(d), clone_bound=clone_bound_epsilon(n=q.n, eps0=q.eps0, delta=d))
-                for d in args.delta or []]
+    rows, log_lo, log_up, epsilons = _curve_and_epsilons(q, args)
     attacker = dict(rows=q.n, rows_known=q.known, rows_unknown=q.n - 1 - q.known,
                     belief=None if standard else f"each unknown user's input is 1 with probability p = {q.p:g}",
                     belief_source="none" if standard else "stated_by_steward",
@@ -66,13 +60,7 @@ def _run_kary(args: argparse.Namespace, k: int) -> int:
                          "--known) or none (--known 0); partial knowledge is not implemented (docs/shuffle.md, k-ary)")
     q = ShuffledRandomizedResponse(n=args.n, eps0=args.eps0, categories=k, known=args.known)
     standard = args.known != 0 or args.n == 1
-    eps = np.array(args.eps, dtype=float)
-    log_lo, log_up = q.log_delta_bracket(eps)
-    rows = [dict(eps=float(e), delta_lower=math.exp(lo), delta_upper=exp_rounded_up(up),
-                 clone_bound=clone_bound_delta(n=q.n, eps0=q.eps0, eps=float(e)))
-            for e, lo, up in zip(eps, np.atleast_1d(log_lo), np.atleast_1d(log_up))]
-    epsilons = [dict(delta=d, eps=q.epsilon(d), clone_bound=clone_bound_epsilon(n=q.n, eps0=q.eps0, delta=d))
-                for d in args.delta or []]
+    rows, log_lo, log_up, epsilons = _curve_and_epsilons(q, args)
     attacker = dict(rows=q.n, rows_known=q.n - 1 if standard else 0, rows_unknown=0 if standard else q.n - 1,
                     belief=None if standard else f"each other user's value is uniform over the {k} categories",
                     belief_source="none" if standard else "stated_by_steward",
@@ -96,6 +84,18 @@ def _run_kary(args: argparse.Namespace, k: int) -> int:
     _print_tables(rows, log_lo, log_up, epsilons)
     print_record(record)
     return 0
+
+
+def _curve_and_epsilons(q: Any, args: argparse.Namespace) -> tuple[list, Any, Any, list]:
+    """The bracket at each --eps and the certified eps at each --delta, each beside the clone bound."""
+    eps = np.array(args.eps, dtype=float)
+    log_lo, log_up = q.log_delta_bracket(eps)
+    rows = [dict(eps=float(e), delta_lower=math.exp(lo), delta_upper=exp_rounded_up(up),
+                 clone_bound=clone_bound_delta(n=q.n, eps0=q.eps0, eps=float(e)))
+            for e, lo, up in zip(eps, np.atleast_1d(log_lo), np.atleast_1d(log_up))]
+    epsilons = [dict(delta=d, eps=q.epsilon(d), clone_bound=clone_bound_epsilon(n=q.n, eps0=q.eps0, delta=d))
+                for d in args.delta or []]
+    return rows, log_lo, log_up, epsilons
 
 
 def _print_tables(rows: list, log_lo: Any, log_up: Any, epsilons: list) -> None:
