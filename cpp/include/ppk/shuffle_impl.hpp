@@ -62,17 +62,19 @@ inline ShuffleSplit::ShuffleSplit(std::int64_t ones, std::int64_t zeros, std::in
 }
 
 inline ShuffleSplit::ShuffleSplit(std::shared_ptr<const ShuffleSplit> parent, std::int64_t count, bool ones,
-                                  double depth, bool backward_only, bool upper_only)
+                                  double depth, bool backward_only, bool upper_only, double p)
     : r_(parent->r_), eps0_(parent->eps0_), depth_(depth), backward_only_(backward_only), upper_only_(upper_only) {
   if (!(r_ > 0) || count < 1) throw std::invalid_argument("a derived split adds at least one user, with r > 0");
-  const Group g{count, r_, ones};
+  // p = 1/2 (fair coins) is exact in double; any other p than r would need its own rounding allowance
+  if (p >= 0 && p != 0.5) throw std::invalid_argument("a derived split adds users of probability r or 1/2");
+  const Group g = p >= 0 ? Group{count, p, false} : Group{count, r_, ones};
   narrow_ = g;
   all_ = parent->all_;
   all_.push_back(g);
   shift_ = parent->shift_;
   size_ = parent->size_ + count;
   mean_ = parent->mean_ + count * g.prob_one();
-  var_ = parent->var_ + count * r_ * (1 - r_);
+  var_ = parent->var_ + count * g.p * (1 - g.p);
   dev_ = parent->dev_;   // the same r and q: the same allowance per count of deviation
   parent_ = std::move(parent);
   // blocks of about half a standard deviation (a power of two, 16 .. 2^16): a derived block costs its length
@@ -370,7 +372,7 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
   return std::min(log_s, log_s + std::log1p(-best * (1 - 1e-12)) + 4 * kDU * (std::fabs(log_s) + 1));
 }
 
-inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) const {
+inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward, bool tighten) const {
   using namespace shuffle_detail;
   // f = (1 - r)(1 - e^(eps - eps0)), g = e^eps (1 - r)(1 - e^-(eps + eps0)) since r / (1 - r) = e^-eps0: no
   // cancellation for any eps0
@@ -430,13 +432,19 @@ inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) c
     if (inner_ok && tail_ok) {   // both orders carry the factor f; the sums' rounding is (log2 n + 4) u
       const double grow = slack + (std::log2(static_cast<double>(hi - lo + 2)) + 4) * kDU * 1.01;
       double total = log_add(upper, tail);
-      if (!forward && range_users_ > 0) total = range_tightened(total, lo - 1, L, Up, log_rho1, slack);
+      if (tighten && !forward && range_users_ > 0) total = range_tightened(total, lo - 1, L, Up, log_rho1, slack);
       return {upper_only_ ? -kDInf : log_f + lower - grow, log_f + total + grow};
     }
     if (!inner_ok) inner *= 2;
     if (!tail_ok) outer *= 2;
   }
   throw std::runtime_error("the shuffled randomized-response window did not settle");
+}
+
+inline double ShuffleSplit::plain_log_upper(double eps) const {
+  if (eps >= eps0_) return -shuffle_detail::kDInf;
+  const double bwd = order(eps, false, false).second;
+  return backward_only_ ? bwd : std::max(bwd, order(eps, true, false).second);
 }
 
 inline std::pair<double, double> ShuffleSplit::log_bracket(double eps) const {
