@@ -517,7 +517,8 @@ def test_coin_bound_is_above_every_split_of_its_range(n, eps0, eps, a, m):
     # a fair coin; the split's delta is at most delta(R + c coins) + P(Bin(m, 2r) < c) delta(R).  Against every
     # split's certified lower end; it must also cut below the removal bound (or the test could not see a wrong
     # one), and the deliberate fault -- all m users taken for coins, more noise than any split has -- fails.
-    from ppk._shuffle_split import RANGE_DEPTH, coin_curve, split_curve
+    from ppk._shuffle_coins import coin_curve
+    from ppk._shuffle_split import RANGE_DEPTH, split_curve
     q = S(n=n, eps0=eps0)
     k, f = q.known, q._flip
     bound = q._coin_upper(a, a + m, eps)
@@ -535,7 +536,7 @@ def test_coin_bound_is_above_every_split_of_its_range(n, eps0, eps, a, m):
 @pytest.mark.parametrize("users, p", [(60, 0.755), (400, 0.538), (1500, 0.9), (64, 0.24)])
 def test_coin_cut_tail_against_mpmath(users, p):
     # P(Bin(users, p) < c) <= e^log_tail <= e^-23, against the exact binomial sum (50 digits)
-    from ppk._shuffle_split import COIN_TAIL, coin_cut
+    from ppk._shuffle_coins import COIN_TAIL, coin_cut
     cut = coin_cut(users, p)
     if cut is None:
         return

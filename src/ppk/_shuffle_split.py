@@ -456,14 +456,15 @@ def _backward(low: FloatArray, up: FloatArray, log_rho1: float, slack: float, en
     return _log_sum(t_low), _log_sum(t_up), inner_ok, tail
 
 
-def derived_curve(parent, *, count: int, ones: bool, depth: float, backward_only: bool, upper_only: bool = False):
+def derived_curve(parent, *, count: int, ones: bool, depth: float, backward_only: bool, upper_only: bool = False,
+                  coins: bool = False):
     """The curve of ``parent``'s law (a C++ split curve) plus ``count`` users whose input is known to be 1
-    (``ones``) or 0: log C is the parent's certified log C convolved with that one binomial (ppk/shuffle.hpp;
-    docs/shuffle.md, "Ranges derived from their parent"); None when the parent is the Python reference.
-    ``upper_only``: its lower end is -inf (for ranges, which only prune)."""
+    (``ones``) or 0, or ``count`` fair coins (``coins``): log C is the parent's certified log C convolved with that
+    one binomial (ppk/shuffle.hpp; docs/shuffle.md, "Ranges derived from their parent"); None when the parent is
+    the Python reference.  ``upper_only``: its lower end is -inf (for ranges, which only prune)."""
     if isinstance(parent, SplitCurve) or count < 1:
         return None
-    return _kernels.shuffle_split_derived(parent, count, ones, depth, backward_only, upper_only)
+    return _kernels.shuffle_split_derived(parent, count, ones, depth, backward_only, upper_only, coins=coins)
 
 
 def split_curve(flip: Flip, *, ones: int, zeros: int, unknown: int, q: float, depth: float = DEPTH,
@@ -477,40 +478,3 @@ def split_curve(flip: Flip, *, ones: int, zeros: int, unknown: int, q: float, de
     return SplitCurve(Split(flip, ones=ones, zeros=zeros, unknown=unknown, q=q, depth=depth), depth=depth,
                       backward_only=backward_only)
 
-
-#: The coin bound's tail: the coin count falls below its cut with probability at most e^-COIN_TAIL (docs/shuffle.md).
-COIN_TAIL = 23.0
-
-
-def coin_cut(users: int, p: float, tail: float = COIN_TAIL) -> tuple[int, float] | None:
-    """For ``C ~ Bin(users, p)``: the largest ``c`` with ``P(C < c) <= e^-tail`` by the Chernoff bound
-    ``P(C <= c) <= exp(-users KL(c / users || p))`` (``c <= users p``), and the log of that bound, rounded up;
-    None when no ``c >= 1`` qualifies."""
-    def exponent(c: int) -> float:   # users KL(c / users || p), c <= users p
-        a = c / users
-        first = a * math.log(a / p) if c > 0 else 0.0
-        return users * (first + (1 - a) * (math.log1p(-a) - math.log1p(-p)))
-    lo, hi = 0, int(users * p)          # exponent(lo) >= tail > exponent(hi), when lo qualifies
-    if hi < 1 or exponent(lo) < tail:
-        return None
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        lo, hi = (mid, hi) if exponent(mid) >= tail else (lo, mid)
-    if lo < 1:
-        return None
-    # P(C < lo + 1) = P(C <= lo); the exponent's rounding (a relative 1e-12 at most, the terms being O(1) and the
-    # exponent >= tail) is covered by 1e-9 of it
-    return lo + 1, -exponent(lo) * (1 - 1e-9)
-
-
-def coin_curve(parent, *, users: int, r: float, depth: float, backward_only: bool):
-    """The coin bound on a range whose removal curve is ``parent`` (a C++ curve) and whose ``users`` inputs vary
-    (docs/shuffle.md, "The coin bound on a range"): ``(curve, log_tail)``, with ``delta <= delta(curve) +
-    e^log_tail delta(parent's own law)`` for every split of the range, ``curve`` the parent's law plus ``c`` fair
-    coins (``c`` the cut of ``Bin(users, 2 r)``); None when the parent is the Python reference or no cut qualifies."""
-    if isinstance(parent, SplitCurve) or not hasattr(parent, "plain_log_upper") or not 0.0 < r <= 0.5:
-        return None
-    cut = coin_cut(users, 2 * r)
-    if cut is None:
-        return None
-    return _kernels.shuffle_split_derived(parent, cut[0], False, depth, backward_only, True, coins=True), cut[1]

@@ -23,8 +23,8 @@ import numpy.typing as npt
 
 from ._curve import BracketedCurve
 from ._shuffle_progress import Reporter, _check as _check_progress
-from ._shuffle_split import (DEPTH, RANGE_DEPTH, Flip, check_interrupt, coin_curve, derived_curve, interruptible,
-                             split_curve)
+from ._shuffle_coins import coin_curve
+from ._shuffle_split import DEPTH, RANGE_DEPTH, Flip, check_interrupt, derived_curve, interruptible, split_curve
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
 
