@@ -287,9 +287,25 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
   using namespace shuffle_detail;
   const std::int64_t m = range_users_;
   const double V = static_cast<double>(m) * r_ * (1 - r_);
-  // nothing to gain where the straight line's loss is <= 0, nor (the slope varies over the window) from ranges
+  // The lines hold on theta -+ W (docs/shuffle.md, "The window cut to the varying users' spread"): W the least
+  // with 6 (W/2)^2 exp(2W/m + lam W - W^2/(2m)) <= e^-30 (and W^2/m - lam W >= 2) for the larger tilt lam =
+  // log rho1 >= 0, which bounds what the cut takes off the loss (per unit kappa; subtracted below); W = m + 1
+  // is no cut at all (the window then holds every s - d).
+  const double md = static_cast<double>(m), lam_top = log_rho1;
+  std::int64_t W = m + 1;
+  if (lam_top >= 0)
+    for (std::int64_t w = 16; w <= m; ++w) {
+      const double wd = static_cast<double>(w);
+      if (wd * wd / md - lam_top * wd >= 2 &&
+          wd * wd / (2 * md) - lam_top * wd - 2 * wd / md - std::log(1.5 * wd * wd) >= 30) {
+        W = w;
+        break;
+      }
+    }
+  const std::int64_t H = std::min(W, m);   // the window's half-width
+  // nothing to gain where the straight line's loss is <= 0, nor (the slope varies over the window) from windows
   // wider than two standard deviations; past 4096 users the lattice terms' rounding would need a closer look
-  if (!(V > 0.25) || static_cast<double>(m) > std::min(4096.0, std::max(64.0, 2 * std::sqrt(var_))) || !std::isfinite(log_s))
+  if (!(V > 0.25) || m > 4096 || static_cast<double>(H) > std::max(64.0, 2 * std::sqrt(var_)) || !std::isfinite(log_s))
     return log_s;
   // s0: the last certainly positive term before a certainly negative one, in the order's window (s_first is
   // the s of w_low[0]; h(s) > 0 surely when C_up(s-1) rho1_up < C_low(s), -h(s) > 0 surely when
@@ -304,8 +320,8 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
     }
   if (!found) return log_s;
   std::vector<double> L, Up;
-  get(s0 - m - 2, s0 + m + 2, L, Up);   // log C on s0 - m - 2 .. s0 + m + 2: s = s0 - m - 2 + k is L[k]
-  const std::int64_t k0 = m + 2, nn = static_cast<std::int64_t>(L.size());
+  get(s0 - H - 2, s0 + H + 2, L, Up);   // log C on s0 - H - 2 .. s0 + H + 2: s = s0 - H - 2 + k is L[k]
+  const std::int64_t k0 = H + 2, nn = static_cast<std::int64_t>(L.size());
   // certified lower ends of h(s) / S (s <= s0) and of -h(s) / S (s > s0) on s0 - m - 1 .. s0 + m + 2, 0 where
   // not certain (index k: C(s) = L[k], C(s - 1) = L[k - 1])
   std::vector<double> pos(nn, 0.0), neg(nn, 0.0);
@@ -339,8 +355,12 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
     for (std::int64_t k = 1; k < nn; ++k) grow[k] = std::exp(lam * static_cast<double>(k - k0));
     // the least slope for eight theta; the splits' losses (an exponential each) for the most promising one
     double top = 0, top_kappa = 0, top_frac = 0;
-    for (int q = 0; q < 8; ++q) {
-      const double frac = (q + 0.5) / 8;   // theta = s0 + frac
+    for (int q = 0; q < 9; ++q) {
+      // theta = s0 + frac: eight fixed fractions, and where the chord of h's certified ends at s0 and s0 + 1
+      // crosses zero (a line through it can keep the whole slope there, wherever theta falls)
+      const double chord = pos[k0] / (pos[k0] + neg[k0 + 1]);
+      const double frac = q < 8 ? (q + 0.5) / 8 : std::min(std::max(chord, 1e-6), 1 - 1e-6);
+      if (q == 8 && !(pos[k0] > 0 && neg[k0 + 1] > 0)) continue;
       const double back = std::exp(-lam * frac);
       double kappa = kDInf;
       for (std::int64_t k = 1; k < nn; ++k) {
@@ -365,6 +385,10 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
         const double shift = lam * (k3[i] + v0 - u * (1 - u) * (1 - 2 * u)) / (6 * g);
         least = std::min(least, g * std::exp(lmm[i] + shift));
       }
+      // the cut's deficit (none uncut): 3 E[D^2 e^(2 lam |D|); |D| >= W/2] by Hoeffding, per unit kappa
+      const double wd = static_cast<double>(W);
+      const double deficit = W > m ? 0.0 : 6 * 0.25 * wd * wd * std::exp(2 * wd / md + lam * wd - wd * wd / (2 * md)) * (1 + 1e-9);
+      least -= deficit;
       if (least > 0 && std::isfinite(least)) best = std::max(best, kappa * least * (1 - 1e-9));
     }
   }
