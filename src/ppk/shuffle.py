@@ -287,7 +287,10 @@ class ShuffledRandomizedResponse(BracketedCurve):
             while heap and len(popped) < BATCH and -heap[0][0] > best + slack:
                 popped.append(heapq.heappop(heap))
             # before a range is cut, its coin bound (once): where it prunes, the range stays whole
-            trial = [(a, b) for _, a, b, tried in popped if not tried and b - a >= COIN_FROM]
+            # (not where the tightened bound took something off: there it is the closer one, and cutting the range
+            # in two is what helps)
+            trial = [(a, b) for neg, a, b, tried in popped if not tried and b - a >= COIN_FROM
+                     and not -neg < self._range_curve(a, b).plain_log_upper(eps)]
             coins = dict(zip(trial, _map(pool, lambda key: self._coin_upper(key[0], key[1], eps), trial)))
             keys = []
             for neg, first, last, tried in popped:
