@@ -289,9 +289,10 @@ class ShuffledRandomizedResponse(BracketedCurve):
             # before a range is cut, its coin bound (once): where it prunes, the range stays whole
             # (not where the tightened bound took something off: there it is the closer one, and cutting the range
             # in two is what helps)
-            trial = [(a, b) for neg, a, b, tried in popped if not tried and b - a >= COIN_FROM
-                     and not -neg < self._range_curve(a, b).plain_log_upper(eps)]
-            coins = dict(zip(trial, _map(pool, lambda key: self._coin_upper(key[0], key[1], eps), trial)))
+            trial = [(a, b, -neg) for neg, a, b, tried in popped if not tried and b - a >= COIN_FROM]
+            coins = dict(zip([key[:2] for key in trial], _map(pool, lambda key: math.inf
+                                                              if key[2] < self._range_curve(*key[:2]).plain_log_upper(eps)
+                                                              else self._coin_upper(key[0], key[1], eps), trial)))
             keys = []
             for neg, first, last, tried in popped:
                 if (first, last) in coins and coins[(first, last)] < -neg:
