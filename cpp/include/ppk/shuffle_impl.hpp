@@ -291,21 +291,28 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
   // with 6 (W/2)^2 exp(2W/m + lam W - W^2/(2m)) <= e^-30 (and W^2/m - lam W >= 2) for the larger tilt lam =
   // log rho1 >= 0, which bounds what the cut takes off the loss (per unit kappa; subtracted below); W = m + 1
   // is no cut at all (the window then holds every s - d).
+  // Three candidate W, for deficits up to e^-4, e^-12, e^-30 kappa: a narrower window keeps more of the slope, a
+  // wider one takes less off the loss; each is tried and the best bound kept.
   const double md = static_cast<double>(m), lam_top = log_rho1;
-  std::int64_t W = m + 1;
-  if (lam_top >= 0)
-    for (std::int64_t w = 16; w <= m; ++w) {
-      const double wd = static_cast<double>(w);
-      if (wd * wd / md - lam_top * wd >= 2 &&
-          wd * wd / (2 * md) - lam_top * wd - 2 * wd / md - std::log(1.5 * wd * wd) >= 30) {
-        W = w;
-        break;
+  const double reach = std::max(64.0, 2 * std::sqrt(var_));
+  std::vector<std::int64_t> cuts;
+  for (const double T : {4.0, 12.0, 30.0}) {
+    std::int64_t W = m + 1;
+    if (lam_top >= 0)
+      for (std::int64_t w = 16; w <= m; ++w) {
+        const double wd = static_cast<double>(w);
+        if (wd * wd / md - lam_top * wd >= 2 &&
+            wd * wd / (2 * md) - lam_top * wd - 2 * wd / md - std::log(1.5 * wd * wd) >= T) {
+          W = w;
+          break;
+        }
       }
-    }
-  const std::int64_t H = std::min(W, m);   // the window's half-width
+    if (static_cast<double>(std::min(W, m)) <= reach && (cuts.empty() || W != cuts.back())) cuts.push_back(W);
+  }
+  const std::int64_t H = cuts.empty() ? 0 : std::min(cuts.back(), m);   // the window's half-width
   // nothing to gain where the straight line's loss is <= 0, nor (the slope varies over the window) from windows
   // wider than two standard deviations; past 4096 users the lattice terms' rounding would need a closer look
-  if (!(V > 0.25) || m > 4096 || static_cast<double>(H) > std::max(64.0, 2 * std::sqrt(var_)) || !std::isfinite(log_s))
+  if (!(V > 0.25) || m > 4096 || cuts.empty() || !std::isfinite(log_s))
     return log_s;
   // s0: the last certainly positive term before a certainly negative one, in the order's window (s_first is
   // the s of w_low[0]; h(s) > 0 surely when C_up(s-1) rho1_up < C_low(s), -h(s) > 0 surely when
@@ -353,7 +360,10 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
     }
     std::vector<double> grow(static_cast<std::size_t>(nn), 0.0);   // e^(lam (s - s0)) on the window
     for (std::int64_t k = 1; k < nn; ++k) grow[k] = std::exp(lam * static_cast<double>(k - k0));
-    // the least slope for eight theta; the splits' losses (an exponential each) for the most promising one
+    for (const std::int64_t W : cuts) {
+    // the lines hold on theta -+ W (all of the window when W > m): k within W + 1 of k0
+    const std::int64_t k_lo = std::max<std::int64_t>(1, k0 - W - 1), k_hi = std::min<std::int64_t>(nn - 1, k0 + W + 1);
+    // the least slope for nine theta; the splits' losses (an exponential each) for the most promising one
     double top = 0, top_kappa = 0, top_frac = 0;
     for (int q = 0; q < 9; ++q) {
       // theta = s0 + frac: eight fixed fractions, and where the chord of h's certified ends at s0 and s0 + 1
@@ -363,7 +373,7 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
       if (q == 8 && !(pos[k0] > 0 && neg[k0 + 1] > 0)) continue;
       const double back = std::exp(-lam * frac);
       double kappa = kDInf;
-      for (std::int64_t k = 1; k < nn; ++k) {
+      for (std::int64_t k = k_lo; k <= k_hi; ++k) {
         const double dist = static_cast<double>(k - k0) - frac;   // s - theta
         const double line = std::fabs(dist) * grow[k] * back * (1 + 4 * kDU);
         kappa = std::min(kappa, (dist < 0 ? pos[k] : neg[k]) / line);
@@ -390,6 +400,7 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
       const double deficit = W > m ? 0.0 : 6 * 0.25 * wd * wd * std::exp(2 * wd / md + lam * wd - wd * wd / (2 * md)) * (1 + 1e-9);
       least -= deficit;
       if (least > 0 && std::isfinite(least)) best = std::max(best, kappa * least * (1 - 1e-9));
+    }
     }
   }
   if (!(best > 0) || !(best < 1)) return log_s;
