@@ -282,6 +282,20 @@ inline void ShuffleSplit::get(std::int64_t lo, std::int64_t hi, std::vector<doub
 // kappa (V / 2 + w(theta) - w(theta + E D_j)) exactly, V = m r (1 - r) the same for every j, w(x) = u (1 - u) / 2
 // with u the fractional part of x.  kappa is the least certified slope over that window, for the best of eight
 // theta in [s0, s0 + 1).  Returns log_s unchanged whenever a condition cannot be certified.
+namespace shuffle_detail {
+// The loss of the rungs' lines from rung j0 on (docs/shuffle.md, "The window cut"), the best j0:
+//   max over j0 of  kap[j0] least - sum_{j >= j0} (kap[j] - kap[j+1]) deficit[j]   (kap past the last rung: 0),
+// kap non-increasing (the least slope over nested windows), deficit the rungs' cut deficits per unit slope.
+inline double ladder(const std::vector<double>& kap, const std::vector<double>& deficit, double least) {
+  double best = 0, off = 0;
+  for (std::size_t j = kap.size(); j-- > 0;) {
+    off += (kap[j] - (j + 1 < kap.size() ? kap[j + 1] : 0.0)) * deficit[j];
+    best = std::max(best, kap[j] * least - off);
+  }
+  return best;
+}
+}  // namespace shuffle_detail
+
 inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, const std::vector<double>& w_low,
                                            const std::vector<double>& w_up, double log_rho1, double slack) const {
   using namespace shuffle_detail;
@@ -291,12 +305,13 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
   // with 6 (W/2)^2 exp(2W/m + lam W - W^2/(2m)) <= e^-30 (and W^2/m - lam W >= 2) for the larger tilt lam =
   // log rho1 >= 0, which bounds what the cut takes off the loss (per unit kappa; subtracted below); W = m + 1
   // is no cut at all (the window then holds every s - d).
-  // Three candidate W, for deficits up to e^-4, e^-12, e^-30 kappa: a narrower window keeps more of the slope, a
-  // wider one takes less off the loss; each is tried and the best bound kept.
+  // A ladder of W, for deficits up to e^4 .. e^-30 kappa: the lines are the sum of cut lines, each with the least
+  // slope over its own window (min is superadditive), so the slope near theta counts with the narrowest window's
+  // deficit, and the slope's decline outwards with the wider ones'.
   const double md = static_cast<double>(m), lam_top = log_rho1;
   const double reach = std::max(64.0, 2 * std::sqrt(var_));
   std::vector<std::int64_t> cuts;
-  for (const double T : {4.0, 12.0, 30.0}) {
+  for (const double T : {-4.0, -2.0, 0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 16.0, 20.0, 30.0}) {
     std::int64_t W = m + 1;
     if (lam_top >= 0)
       for (std::int64_t w = 16; w <= m; ++w) {
@@ -308,6 +323,7 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
         }
       }
     if (static_cast<double>(std::min(W, m)) <= reach && (cuts.empty() || W != cuts.back())) cuts.push_back(W);
+    if (W > m) break;   // uncut: the last rung
   }
   const std::int64_t H = cuts.empty() ? 0 : std::min(cuts.back(), m);   // the window's half-width
   // nothing to gain where the straight line's loss is <= 0, nor (the slope varies over the window) from windows
@@ -360,11 +376,16 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
     }
     std::vector<double> grow(static_cast<std::size_t>(nn), 0.0);   // e^(lam (s - s0)) on the window
     for (std::int64_t k = 1; k < nn; ++k) grow[k] = std::exp(lam * static_cast<double>(k - k0));
-    for (const std::int64_t W : cuts) {
-    // the lines hold on theta -+ W (all of the window when W > m): k within W + 1 of k0
-    const std::int64_t k_lo = std::max<std::int64_t>(1, k0 - W - 1), k_hi = std::min<std::int64_t>(nn - 1, k0 + W + 1);
-    // the least slope for nine theta; the splits' losses (an exponential each) for the most promising one
-    double top = 0, top_kappa = 0, top_frac = 0;
+    // per rung j: the deficit of its cut (none uncut), 3 E[D^2 e^(2 lam |D|); |D| >= W/2] by Hoeffding, per unit kappa
+    std::vector<double> deficit(cuts.size(), 0.0);
+    for (std::size_t j = 0; j < cuts.size(); ++j) {
+      const double wd = static_cast<double>(cuts[j]);
+      if (cuts[j] <= m) deficit[j] = 6 * 0.25 * wd * wd * std::exp(2 * wd / md + lam * wd - wd * wd / (2 * md)) * (1 + 1e-9);
+    }
+    // for nine theta, the least slope on each rung's window (the windows nest); the splits' losses (an exponential
+    // each) for the most promising theta
+    double top = 0, top_frac = 0;
+    std::vector<double> kap(cuts.size()), top_kap;
     for (int q = 0; q < 9; ++q) {
       // theta = s0 + frac: eight fixed fractions, and where the chord of h's certified ends at s0 and s0 + 1
       // crosses zero (a line through it can keep the whole slope there, wherever theta falls)
@@ -373,17 +394,26 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
       if (q == 8 && !(pos[k0] > 0 && neg[k0 + 1] > 0)) continue;
       const double back = std::exp(-lam * frac);
       double kappa = kDInf;
-      for (std::int64_t k = k_lo; k <= k_hi; ++k) {
-        const double dist = static_cast<double>(k - k0) - frac;   // s - theta
-        const double line = std::fabs(dist) * grow[k] * back * (1 + 4 * kDU);
-        kappa = std::min(kappa, (dist < 0 ? pos[k] : neg[k]) / line);
+      std::int64_t done_lo = k0 + 1, done_hi = k0;   // k already in the running minimum
+      for (std::size_t j = 0; j < cuts.size(); ++j) {
+        const std::int64_t W = cuts[j];
+        const std::int64_t k_lo = std::max<std::int64_t>(1, k0 - W - 1), k_hi = std::min<std::int64_t>(nn - 1, k0 + W + 1);
+        for (std::int64_t k = k_lo; k <= k_hi; ++k) {
+          if (k >= done_lo && k <= done_hi) continue;
+          const double dist = static_cast<double>(k - k0) - frac;   // s - theta
+          const double line = std::fabs(dist) * grow[k] * back * (1 + 4 * kDU);
+          kappa = std::min(kappa, (dist < 0 ? pos[k] : neg[k]) / line);
+        }
+        done_lo = k_lo;
+        done_hi = k_hi;
+        kap[j] = kappa;
       }
-      const double guess = kappa * (0.5 * V + 0.5 * frac * (1 - frac) - 0.125);
-      if (kappa > 0 && guess > top) { top = guess; top_kappa = kappa; top_frac = frac; }
+      const double guess = ladder(kap, deficit, 0.5 * V + 0.5 * frac * (1 - frac) - 0.125);
+      if (kap.back() > 0 && guess > top) { top = guess; top_frac = frac; top_kap = kap; }
     }
-    if (!(top_kappa > 0)) continue;
+    if (top_kap.empty()) continue;
     {
-      const double frac = top_frac, kappa = top_kappa;
+      const double frac = top_frac;
       const double w0 = 0.5 * frac * (1 - frac), v0 = frac * (1 - frac) * (1 - 2 * frac);
       double least = kDInf;   // the loss of the worst split of the range, over kappa
       for (std::int64_t i = 0; i <= m && least > 0; ++i) {
@@ -395,12 +425,8 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
         const double shift = lam * (k3[i] + v0 - u * (1 - u) * (1 - 2 * u)) / (6 * g);
         least = std::min(least, g * std::exp(lmm[i] + shift));
       }
-      // the cut's deficit (none uncut): 3 E[D^2 e^(2 lam |D|); |D| >= W/2] by Hoeffding, per unit kappa
-      const double wd = static_cast<double>(W);
-      const double deficit = W > m ? 0.0 : 6 * 0.25 * wd * wd * std::exp(2 * wd / md + lam * wd - wd * wd / (2 * md)) * (1 + 1e-9);
-      least -= deficit;
-      if (least > 0 && std::isfinite(least)) best = std::max(best, kappa * least * (1 - 1e-9));
-    }
+      const double loss = ladder(top_kap, deficit, least);
+      if (least > 0 && loss > 0 && std::isfinite(loss)) best = std::max(best, loss * (1 - 1e-9));
     }
   }
   if (!(best > 0) || !(best < 1)) return log_s;
