@@ -511,42 +511,6 @@ def test_progress_true_is_quiet_off_a_terminal(capsys):
     assert capsys.readouterr().err == ""
 
 
-@pytest.mark.parametrize("n, eps0, eps, a, m", [(3000, 0.5, 0.01, 1400, 120), (3000, 1.0, 0.03, 30, 60)])
-def test_coin_bound_is_above_every_split_of_its_range(n, eps0, eps, a, m):
-    # The coin bound (docs/shuffle.md, "The coin bound on a range"): each varying user is, with probability 2r,
-    # a fair coin; the split's delta is at most delta(R + c coins) + P(Bin(m, 2r) < c) delta(R).  Against every
-    # split's certified lower end; it must also cut below the removal bound (or the test could not see a wrong
-    # one), and the deliberate fault -- all m users taken for coins, more noise than any split has -- fails.
-    from ppk._shuffle_coins import coin_curve
-    from ppk._shuffle_split import RANGE_DEPTH, split_curve
-    q = S(n=n, eps0=eps0)
-    k, f = q.known, q._flip
-    bound = q._coin_upper(a, a + m, eps)
-    removal = split_curve(f, ones=a, zeros=k - a - m, unknown=0, q=f.r, depth=RANGE_DEPTH,
-                          backward_only=True).log_bracket(eps)[1]
-    splits = [q._split_curve(j).log_bracket(eps)[0] for j in range(a, a + m + 1)]
-    assert max(splits) <= bound < removal - 1e-3, (max(splits), bound, removal)
-    assert min(q._range_upper(a, a + m, eps, True), bound) == q._range_upper(a, a + m, eps, True)
-    assert coin_curve(q._range_curve(a, a + m), users=m, r=f.r, depth=RANGE_DEPTH, backward_only=True)[0] is not None
-    all_coins = ppk._kernels.shuffle_split_derived(q._range_curve(a, a + m), m, False, RANGE_DEPTH, True, True,
-                                                   coins=True)
-    assert all_coins.log_bracket(eps)[1] < max(splits)
-
-
-@pytest.mark.parametrize("users, p", [(60, 0.755), (400, 0.538), (1500, 0.9), (64, 0.24)])
-def test_coin_cut_tail_against_mpmath(users, p):
-    # P(Bin(users, p) < c) <= e^log_tail <= e^-23, against the exact binomial sum (50 digits)
-    from ppk._shuffle_coins import COIN_TAIL, coin_cut
-    cut = coin_cut(users, p)
-    if cut is None:
-        return
-    c, log_tail = cut
-    mp.mp.dps = 50
-    exact = mp.fsum(mp.binomial(users, x) * mp.mpf(p) ** x * (1 - mp.mpf(p)) ** (users - x) for x in range(c))
-    assert exact <= mp.e ** log_tail <= mp.e ** (-COIN_TAIL)
-    assert 1 <= c <= users * p
-
-
 def test_range_bound_with_its_window_cut_is_above_every_split():
     # Ranges wider than two standard deviations of their law: the lines hold only on theta -+ W (W < m), and
     # what the cut can take off the loss is bounded by Hoeffding and subtracted (docs/shuffle.md, "The window

@@ -21,21 +21,16 @@ void register_shuffle(py::module_& m) {
            py::arg("ones"), py::arg("zeros"), py::arg("unknown"), py::arg("r"), py::arg("q"), py::arg("eps0"),
            py::arg("depth"), py::arg("backward_only"))
       .def(py::init([](std::shared_ptr<ppk::ShuffleSplit> parent, std::int64_t count, bool ones, double depth,
-                       bool backward_only, bool upper_only, double p) {
+                       bool backward_only, bool upper_only) {
              if (!parent) throw std::invalid_argument("parent must be a ShuffleSplit");
              if (count < 1 || !(depth > 0)) throw std::invalid_argument("count >= 1 and depth > 0");
              return std::make_shared<ppk::ShuffleSplit>(std::shared_ptr<const ppk::ShuffleSplit>(parent), count, ones,
-                                                        depth, backward_only, upper_only, p);
+                                                        depth, backward_only, upper_only);
            }),
            py::arg("parent"), py::arg("count"), py::arg("ones"), py::arg("depth"), py::arg("backward_only"),
-           py::arg("upper_only") = false, py::arg("p") = -1.0,
-           "The parent's law plus `count` users whose input is known (1 when `ones`, else 0), or with p = 0.5 "
-           "`count` fair coins; upper_only: the lower end of log_bracket is -inf.")
-      .def("plain_log_upper",
-           [](const ppk::ShuffleSplit& s, double eps) {
-             return run_watched([&](const ppk_interrupt::Watch&) { return s.plain_log_upper(eps); });
-           },
-           py::arg("eps"), "Upper end of log delta(eps) of this curve's own law, without a range's tightening.")
+           py::arg("upper_only") = false,
+           "The parent's law plus `count` users whose input is known (1 when `ones`, else 0); upper_only: the "
+           "lower end of log_bracket is -inf.")
       .def("set_range_users", &ppk::ShuffleSplit::set_range_users, py::arg("users"),
            "This curve bounds a range of users + 1 splits: its backward upper end keeps their certified loss.")
       .def("log_bracket",

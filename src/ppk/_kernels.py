@@ -282,9 +282,7 @@ def shuffle_split(ones: int, zeros: int, unknown: int, r: float, q: float, eps0:
 
 
 def shuffle_split_derived(parent: _core.ShuffleSplit, count: int, ones: bool, depth: float, backward_only: bool,
-                          upper_only: bool, coins: bool = False) -> _core.ShuffleSplit:
-    """``parent``'s law plus ``count`` users whose input is known (1 when ``ones``), or ``count`` fair coins
-    (``coins``): the parent's log C convolved with one binomial (ppk/shuffle.hpp); ``upper_only``: its lower end
-    is -inf."""
-    return _core.ShuffleSplit(parent, int(count), bool(ones), float(depth), bool(backward_only), bool(upper_only),
-                              0.5 if coins else -1.0)
+                          upper_only: bool) -> _core.ShuffleSplit:
+    """``parent``'s law plus ``count`` users whose input is known (1 when ``ones``): the parent's log C convolved
+    with one binomial (ppk/shuffle.hpp); ``upper_only``: its lower end is -inf."""
+    return _core.ShuffleSplit(parent, int(count), bool(ones), float(depth), bool(backward_only), bool(upper_only))

@@ -456,15 +456,14 @@ def _backward(low: FloatArray, up: FloatArray, log_rho1: float, slack: float, en
     return _log_sum(t_low), _log_sum(t_up), inner_ok, tail
 
 
-def derived_curve(parent, *, count: int, ones: bool, depth: float, backward_only: bool, upper_only: bool = False,
-                  coins: bool = False):
+def derived_curve(parent, *, count: int, ones: bool, depth: float, backward_only: bool, upper_only: bool = False):
     """The curve of ``parent``'s law (a C++ split curve) plus ``count`` users whose input is known to be 1
-    (``ones``) or 0, or ``count`` fair coins (``coins``): log C is the parent's certified log C convolved with that
-    one binomial (ppk/shuffle.hpp; docs/shuffle.md, "Ranges derived from their parent"); None when the parent is
-    the Python reference.  ``upper_only``: its lower end is -inf (for ranges, which only prune)."""
+    (``ones``) or 0: log C is the parent's certified log C convolved with that one binomial (ppk/shuffle.hpp;
+    docs/shuffle.md, "Ranges derived from their parent"); None when the parent is the Python reference.
+    ``upper_only``: its lower end is -inf (for ranges, which only prune)."""
     if isinstance(parent, SplitCurve) or count < 1:
         return None
-    return _kernels.shuffle_split_derived(parent, count, ones, depth, backward_only, upper_only, coins=coins)
+    return _kernels.shuffle_split_derived(parent, count, ones, depth, backward_only, upper_only)
 
 
 def split_curve(flip: Flip, *, ones: int, zeros: int, unknown: int, q: float, depth: float = DEPTH,
@@ -477,4 +476,3 @@ def split_curve(flip: Flip, *, ones: int, zeros: int, unknown: int, q: float, de
         return _kernels.shuffle_split(ones, zeros, unknown, r, q, flip.eps0, depth, backward_only)
     return SplitCurve(Split(flip, ones=ones, zeros=zeros, unknown=unknown, q=q, depth=depth), depth=depth,
                       backward_only=backward_only)
-

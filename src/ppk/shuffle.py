@@ -23,7 +23,6 @@ import numpy.typing as npt
 
 from ._curve import BracketedCurve
 from ._shuffle_progress import Reporter, _check as _check_progress
-from ._shuffle_coins import coin_curve
 from ._shuffle_split import DEPTH, RANGE_DEPTH, Flip, check_interrupt, derived_curve, interruptible, split_curve
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
@@ -45,9 +44,6 @@ THREADS_FROM = 20_000
 #: Ranges refined per step of the branch and bound (their halves evaluated together, on the threads): a
 #: constant, so the cover -- and every bracket -- never depends on the machine or on the number of threads.
 BATCH = 4
-#: Ranges of at least this many varying users try the coin bound (docs/shuffle.md) before they are cut: below,
-#: the tightened removal bound is the closer one.
-COIN_FROM = 64
 
 _T = TypeVar("_T")
 _R = TypeVar("_R")
@@ -191,28 +187,6 @@ class ShuffledRandomizedResponse(BracketedCurve):
             curve = self._curves.setdefault(key, made)
         return curve
 
-    def _coin_upper(self, first: int, last: int, eps: float) -> float:
-        """The coin bound's certified log upper end at ``eps`` on every split ``first..last`` (docs/shuffle.md,
-        "The coin bound on a range": the varying users' fair coins kept); +inf where it does not apply."""
-        curve = self._range_curve(first, last)
-        key = ("coin", first, last)
-        coin = self._curves.get(key, False)
-        if coin is False:
-            coin = self._curves.setdefault(key, coin_curve(curve, users=last - first, r=self._flip.r,
-                                                           depth=RANGE_DEPTH, backward_only=self._mirrored))
-        if coin is None:
-            return math.inf
-        bound = coin[0].log_bracket(eps)[1]
-        # delta <= delta(R + c coins) + P(C < c) delta(R): the tail's share, from R's own (untightened) curve
-        tail = coin[1] + curve.plain_log_upper(eps)
-        return max(bound, tail) + math.log1p(math.exp(-abs(bound - tail))) if bound > -math.inf else tail
-
-    def _range_upper(self, first: int, last: int, eps: float, coin: bool = False) -> float:
-        """The certified log upper end at ``eps`` of every split ``first..last``: the range curve's (the removal
-        bound, tightened), and with ``coin`` the least of it and the coin bound's."""
-        up = self._range_curve(first, last).log_bracket(eps)[1]
-        return min(up, self._coin_upper(first, last, eps)) if coin else up
-
     def _split_curve(self, j: int) -> Any:
         """Split ``j``'s curve computed directly, never derived (:meth:`split_log_delta_bracket`'s: a derived
         split's upper end may carry its parent's pruning allowance, ``e^-RANGE_DEPTH`` of the value)."""
@@ -246,7 +220,7 @@ class ShuffledRandomizedResponse(BracketedCurve):
         if self.eps0 == 0.0 or eps >= self.eps0:
             return -math.inf, -math.inf
         best, cover = self._cover(eps, pool, reporter)
-        return min(best, 0.0), min(max(up for up, _, _, _ in cover), 0.0)     # delta <= 1
+        return min(best, 0.0), min(max(up for up, _, _ in cover), 0.0)     # delta <= 1
 
     def _cover(self, eps: float, pool: ThreadPoolExecutor | None = None,
                reporter: Reporter | None = None) -> tuple[float, list[tuple[float, int, int]]]:
@@ -257,8 +231,8 @@ class ShuffledRandomizedResponse(BracketedCurve):
         ranges with the largest upper ends, their halves evaluated together on ``pool``'s threads."""
         slack = math.log1p(self.rtol)
         best = -math.inf                                  # the largest lower end of a split evaluated
-        heap: list[tuple[float, int, int, bool]] = []     # ranges still open, largest upper end first; whether
-        done: list[tuple[float, int, int, bool]] = []     # the coin bound was taken; single splits, exactly
+        heap: list[tuple[float, int, int]] = []           # ranges still open, largest upper end first
+        done: list[tuple[float, int, int]] = []           # single splits, evaluated exactly
         parents: dict[tuple[int, int], tuple[int, int]] = {}   # a half -> the range it was cut from
 
         def evaluate(keys: list[tuple[int, int]]) -> None:
@@ -267,9 +241,9 @@ class ShuffledRandomizedResponse(BracketedCurve):
             for (first, last), (low, up) in zip(keys, ends):
                 if first == last:                         # one split: exact, and a candidate for the best
                     best = max(best, low)
-                    done.append((up, first, last, False))
+                    done.append((up, first, last))
                 else:
-                    heapq.heappush(heap, (-up, first, last, False))
+                    heapq.heappush(heap, (-up, first, last))
 
         # the worst splits lie near the two ends (docs/shuffle.md): ranges growing geometrically from each end
         # towards the middle, the eight splits at each end exactly
@@ -283,23 +257,9 @@ class ShuffledRandomizedResponse(BracketedCurve):
         evaluate(keys)
         while heap and -heap[0][0] > best + slack:        # a range may still beat the best by more than rtol
             check_interrupt()
-            popped = []
-            while heap and len(popped) < BATCH and -heap[0][0] > best + slack:
-                popped.append(heapq.heappop(heap))
-            # before a range is cut, its coin bound (once): where it prunes, the range stays whole
-            # (not where the tightened bound took something off: there it is the closer one, and cutting the range
-            # in two is what helps)
-            trial = [(a, b, -neg) for neg, a, b, tried in popped if not tried and b - a >= COIN_FROM]
-            coins = dict(zip([key[:2] for key in trial], _map(pool, lambda key: math.inf
-                                                              if key[2] < self._range_curve(*key[:2]).plain_log_upper(eps)
-                                                              else self._coin_upper(key[0], key[1], eps), trial)))
             keys = []
-            for neg, first, last, tried in popped:
-                if (first, last) in coins and coins[(first, last)] < -neg:
-                    up = coins[(first, last)]
-                    if up <= best + slack:
-                        heapq.heappush(heap, (-up, first, last, True))
-                        continue
+            while heap and len(keys) < 2 * BATCH and -heap[0][0] > best + slack:
+                _, first, last = heapq.heappop(heap)
                 if last - first < 8:                      # a short range: every split in it, exactly
                     keys += [(j, j) for j in range(first, last + 1)]
                     parents.update({(j, j): (first, last) for j in range(first, last + 1)})
@@ -309,11 +269,11 @@ class ShuffledRandomizedResponse(BracketedCurve):
                     parents[(first, mid)] = parents[(mid + 1, last)] = (first, last)
             evaluate(keys)
             if reporter is not None and reporter.due():   # the share of the splits settled so far
-                open_ = sum(b - a + 1 for neg, a, b, _ in heap if -neg > best + slack)
+                open_ = sum(b - a + 1 for neg, a, b in heap if -neg > best + slack)
                 reporter.report(1.0 - open_ / (k + 1), "cover")
         if reporter is not None:
             reporter.report(1.0, "cover")
-        return best, done + [(-neg, a, b, coin) for neg, a, b, coin in heap]
+        return best, done + [(-neg, a, b) for neg, a, b in heap]
 
     def _log_bracket(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
         flat, scalar = real_array("eps", eps, minimum=0.0)
@@ -385,27 +345,22 @@ class ShuffledRandomizedResponse(BracketedCurve):
         target searched together on the threads."""
         from ._search import smallest_feasible_near
 
-        def eps_of(first: int, last: int, coin: bool, start: float) -> float:
-            found = smallest_feasible_near(lambda e: self._range_upper(first, last, e, coin) - target
-                                           if e < self.eps0 else -1.0,
+        def eps_of(first: int, last: int, start: float) -> float:
+            curve = self._range_curve(first, last)
+            found = smallest_feasible_near(lambda e: curve.log_bracket(e)[1] - target if e < self.eps0 else -1.0,
                                            start, max(1e-3 * start, 1e-12), upper=self.eps0, rtol=rtol)
             return self.eps0 if found is None else found.x
 
-        guess = eps_of(0, 0, False, min(1.0, self.eps0 / 2))
+        guess = eps_of(0, 0, min(1.0, self.eps0 / 2))
         if guess >= self.eps0:
             return self.eps0
         _, cover = self._cover(guess, pool, reporter)
-        ranges = [(first, last, coin) for _, first, last, coin in sorted(cover, reverse=True)]
-        # the ranges ordered by their upper ends at the eps of the largest one at guess, near the answer (the
-        # ranges' and the splits' curves fall at different rates in eps, so guess's order is not the answer's):
-        # largest first, later ones rarely move it
-        answer = max(guess, eps_of(*ranges[0], guess))
-        ups = _map(pool, lambda key: self._range_upper(key[0], key[1], answer, key[2]), ranges)
-        ranges = [key for _, key in sorted(zip(ups, ranges), reverse=True)]
+        answer = guess
+        ranges = [(first, last) for _, first, last in sorted(cover, reverse=True)]   # largest first: later
         for i in range(0, len(ranges), 2 * BATCH):                                  # ones rarely move it
             check_interrupt()
             batch = ranges[i:i + 2 * BATCH]
-            ups = _map(pool, lambda key: self._range_upper(key[0], key[1], answer, key[2]), batch)
+            ups = _map(pool, lambda key: self._range_curve(*key).log_bracket(answer)[1], batch)
             above = [key for key, up in zip(batch, ups) if up > target]
             answer = max([answer] + _map(pool, lambda key: eps_of(*key, guess), above))
             if reporter.due():

@@ -99,14 +99,9 @@ class ShuffleSplit {
   // a convolution as wide as the added users' law, not as the whole narrower group's.
   // upper_only: the lower end of log_bracket is -inf (a range that only prunes needs no lower end; it saves
   // half of the hockey-stick sums' logarithms).
-  // p: the added users' probability of reporting 1 (default: r, or 1 - r when `ones`); p = 1/2 adds fair coins
-  // (the coin bound on a range, docs/shuffle.md).
   ShuffleSplit(std::shared_ptr<const ShuffleSplit> parent, std::int64_t count, bool ones, double depth,
-               bool backward_only, bool upper_only = false, double p = -1);
+               bool backward_only, bool upper_only = false);
   std::pair<double, double> log_bracket(double eps) const;
-  // The upper end of log delta(eps) of this curve's own law, without the range's tightening (set_range_users):
-  // what the coin bound needs for its tail (docs/shuffle.md, "The coin bound on a range").
-  double plain_log_upper(double eps) const;
   // This curve is the removal bound of a range of `users` + 1 splits (docs/shuffle.md, "A tighter bound on a
   // range"): the backward order's upper end then keeps what adding back the range's users must take away
   // (set before the curve is shared).
@@ -144,7 +139,7 @@ class ShuffleSplit {
   double parent_tilted_max(std::int64_t a, std::int64_t b, double lam, double ym) const;
   std::shared_ptr<const Block> block(std::int64_t index) const;
   void get(std::int64_t lo, std::int64_t hi, std::vector<double>& lower, std::vector<double>& upper) const;
-  std::pair<double, double> order(double eps, bool forward, bool tighten = true) const;
+  std::pair<double, double> order(double eps, bool forward) const;
   double range_tightened(double log_s, std::int64_t s_first, const std::vector<double>& w_low,
                          const std::vector<double>& w_up, double log_rho1, double slack) const;
 };
@@ -153,3 +148,4 @@ class ShuffleSplit {
 
 #include "ppk/shuffle_impl.hpp"
 #include "ppk/shuffle_derived.hpp"
+#include "ppk/shuffle_range.hpp"
