@@ -66,8 +66,8 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
   }
   const std::int64_t H = cuts.empty() ? 0 : std::min(cuts.back(), m);   // the window's half-width
   // nothing to gain where the straight line's loss is <= 0, nor (the slope varies over the window) from windows
-  // wider than two standard deviations; past 4096 users the lattice terms' rounding would need a closer look
-  if (!(V > 0.25) || m > 4096 || cuts.empty() || !std::isfinite(log_s))
+  // wider than two standard deviations; nor past 65536 users (the allowances for x's rounding below assume fewer)
+  if (!(V > 0.25) || m > 65536 || cuts.empty() || !std::isfinite(log_s))
     return log_s;
   // s0: the last certainly positive term before a certainly negative one, in the order's window (s_first is
   // the s of w_low[0]; h(s) > 0 surely when C_up(s-1) rho1_up < C_low(s), -h(s) > 0 surely when
@@ -158,10 +158,12 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
       for (std::int64_t i = 0; i <= m && least > 0; ++i) {
         const double x = frac + mu[i];
         const double u = x - std::floor(x);
-        const double g = 0.5 * vv[i] + w0 - 0.5 * u * (1 - u);   // sum of the gap g~(s)
-        // (x's rounding moves w by a few u of m <= 4096: negligible against g > 1e-3, within the 1e-9 below)
+        // the sum of the gap g~(s), less x's rounding: x = frac + mu_i (<= m + 1) is a few ulp of m off, which moves
+        // u, hence w (|w'| <= 1/2) and v (|v'| <= 1/2), by at most 8 u (x + 2)
+        const double g = 0.5 * vv[i] + w0 - 0.5 * u * (1 - u) - 8 * kDU * (x + 2);
         if (!(g > 1e-3)) { least = 0; break; }
-        const double shift = lam * (k3[i] + v0 - u * (1 - u) * (1 - 2 * u)) / (6 * g);
+        const double shift = lam * (k3[i] + v0 - u * (1 - u) * (1 - 2 * u)) / (6 * g) -
+                            std::fabs(lam) * 8 * kDU * (x + 2) / g;
         least = std::min(least, g * std::exp(lmm[i] + shift));
       }
       const double loss = ladder(top_kap, deficit, least);
