@@ -50,10 +50,11 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
   const double md = static_cast<double>(m), lam_top = log_rho1;
   const double reach = std::max(64.0, 2 * std::sqrt(var_));
   std::vector<std::int64_t> cuts;
+  std::int64_t w_from = 16;   // W grows with T: each search starts where the last one stopped
   for (const double T : {-4.0, -2.0, 0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 16.0, 20.0, 30.0}) {
     std::int64_t W = m + 1;
     if (lam_top >= 0)
-      for (std::int64_t w = 16; w <= m; ++w) {
+      for (std::int64_t w = w_from; w <= m; ++w) {
         const double wd = static_cast<double>(w);
         if (wd * wd / md - lam_top * wd >= 2 &&
             wd * wd / (2 * md) - lam_top * wd - 2 * wd / md - std::log(1.5 * wd * wd) >= T) {
@@ -61,6 +62,7 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
           break;
         }
       }
+    w_from = std::min(W, m);
     if (static_cast<double>(std::min(W, m)) <= reach && (cuts.empty() || W != cuts.back())) cuts.push_back(W);
     if (W > m) break;   // uncut: the last rung
   }
@@ -155,7 +157,11 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
       const double frac = top_frac;
       const double w0 = 0.5 * frac * (1 - frac), v0 = frac * (1 - frac) * (1 - 2 * frac);
       double least = kDInf;   // the loss of the worst split of the range, over kappa
-      for (std::int64_t i = 0; i <= m && least > 0; ++i) {
+      // e^(lmm_i) by products (lmm is linear in i; the products' rounding, 2 u a step, is within the 1e-9 kept
+      // below for m <= 65536), and e^shift >= 1 + shift: no exponential per split
+      const double step = std::exp((lm1 - lm0) + lam * (p1 - p0));
+      double grown = std::exp(lmm[0]);
+      for (std::int64_t i = 0; i <= m && least > 0; ++i, grown *= step) {
         const double x = frac + mu[i];
         const double u = x - std::floor(x);
         // the sum of the gap g~(s), less x's rounding: x = frac + mu_i (<= m + 1) is a few ulp of m off, which moves
@@ -164,7 +170,7 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
         if (!(g > 1e-3)) { least = 0; break; }
         const double shift = lam * (k3[i] + v0 - u * (1 - u) * (1 - 2 * u)) / (6 * g) -
                             std::fabs(lam) * 8 * kDU * (x + 2) / g;
-        least = std::min(least, g * std::exp(lmm[i] + shift));
+        least = std::min(least, shift > -1 && std::isfinite(grown) ? g * grown * (1 + shift) : 0.0);
       }
       const double loss = ladder(top_kap, deficit, least);
       if (least > 0 && loss > 0 && std::isfinite(loss)) best = std::max(best, loss * (1 - 1e-9));
