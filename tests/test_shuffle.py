@@ -509,3 +509,19 @@ def test_progress_true_is_quiet_off_a_terminal(capsys):
     q.progress = True                 # pytest's stderr is not a terminal: nothing is written
     q.epsilon(1e-6)
     assert capsys.readouterr().err == ""
+
+
+def test_range_bound_with_its_window_cut_is_above_every_split():
+    # Ranges wider than two standard deviations of their law: the lines hold only on theta -+ W (W < m), and
+    # what the cut can take off the loss is bounded by Hoeffding and subtracted (docs/shuffle.md, "The window
+    # cut to the varying users' spread").  At n = 50000 (sd 108) a range of 241..257 splits has W = 144 < m:
+    # every split's certified lower end is below the bound, which still takes a third off the removal excess.
+    from ppk._shuffle_split import RANGE_DEPTH, split_curve
+    q = S(n=50_000, eps0=0.5)
+    k, f, eps = q.known, q._flip, 0.0067
+    for a, m in [(300, 256), (3000, 240)]:
+        bound = q._range_curve(a, a + m).log_bracket(eps)[1]
+        removal = split_curve(f, ones=a, zeros=k - a - m, unknown=0, q=f.r, depth=RANGE_DEPTH,
+                              backward_only=True).log_bracket(eps)[1]
+        worst = max(q._split_curve(j).log_bracket(eps)[0] for j in range(a, a + m + 1))
+        assert worst <= bound <= removal - (removal - worst) / 3, (a, m, worst, bound, removal)

@@ -148,3 +148,4 @@ class ShuffleSplit {
 
 #include "ppk/shuffle_impl.hpp"
 #include "ppk/shuffle_derived.hpp"
+#include "ppk/shuffle_range.hpp"
