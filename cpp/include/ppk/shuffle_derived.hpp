@@ -89,16 +89,7 @@ inline void ShuffleSplit::derived_inside(std::int64_t lo, std::int64_t hi, doubl
   for (std::int64_t k = 0; k < nx; ++k) ra[k] = std::exp(ta[nx - 1 - k] - ma);   // reversed: both run forwards
   for (double& v : tu) v = std::exp(v - mb);
   std::vector<double> cu(static_cast<std::size_t>(n));
-  for (std::int64_t i = 0; i < n; ++i) {
-    poll_cancel();   // Ctrl-C (ppk/cancel.hpp)
-    const double* bu = tu.data() + i;
-    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    std::int64_t k = 0;
-    for (; k + 8 <= nx; k += 8)
-      for (int l = 0; l < 8; ++l) acc[l] += ra[k + l] * bu[k + l];
-    for (; k < nx; ++k) acc[0] += ra[k] * bu[k];
-    cu[i] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-  }
+  shuffle_detail::correlate(ra, tu, nx, n, cu);
   // the kernel's left-out tails times the largest tilted parent value they pair with, and underflowed products
   double extra = nx * kTiny;
   if (drop_below > -kDInf) {   // x < x0 pairs with y in t0 - x0 + 1 .. t1

@@ -26,6 +26,23 @@ inline double log_sum(const std::vector<double>& v) {
   return m + std::log(s);
 }
 
+// out[i] = sum_k ra[k] b[i + k] over k < nx, for i < n (the narrow factor reversed, so both run forwards).  Eight
+// partial sums let the products pipeline; any order of a sum of nonnegative terms keeps the callers' (nx + 8) u
+// bound.  Ctrl-C polled every value (ppk/cancel.hpp: every 1024 polls, at most ~1e8 multiply-adds apart).
+inline void correlate(const std::vector<double>& ra, const std::vector<double>& b, std::int64_t nx, std::int64_t n,
+                      std::vector<double>& out) {
+  for (std::int64_t i = 0; i < n; ++i) {
+    poll_cancel();
+    const double* bb = b.data() + i;
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    std::int64_t k = 0;
+    for (; k + 8 <= nx; k += 8)
+      for (int l = 0; l < 8; ++l) acc[l] += ra[k + l] * bb[k + l];
+    for (; k < nx; ++k) acc[0] += ra[k] * bb[k];
+    out[static_cast<std::size_t>(i)] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+  }
+}
+
 }  // namespace shuffle_detail
 
 inline ShuffleSplit::ShuffleSplit(std::int64_t ones, std::int64_t zeros, std::int64_t unknown, double r, double q,
@@ -192,19 +209,8 @@ inline void ShuffleSplit::bracket_inside(std::int64_t lo, std::int64_t hi, doubl
   for (double& v : ta) v = std::exp(v - ma);
   for (double& v : tb) v = std::exp(v - mb);
   std::vector<double> c(static_cast<std::size_t>(n), 0.0);
-  // the narrow factor reversed, so both run forwards: c[i] = sum_k ra[k] tb[i + k].  Eight partial sums (any order
-  // of a sum of nonnegative terms keeps the (nx + 8) u bound below) let the products pipeline.
-  std::vector<double> ra(ta.rbegin(), ta.rend());
-  for (std::int64_t i = 0; i < n; ++i) {
-    poll_cancel();   // Ctrl-C (ppk/cancel.hpp): every 1024 values, at most ~1e8 multiply-adds apart
-    const double* bb = tb.data() + i;
-    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    std::int64_t k = 0;
-    for (; k + 8 <= nx; k += 8)
-      for (int l = 0; l < 8; ++l) acc[l] += ra[k + l] * bb[k + l];
-    for (; k < nx; ++k) acc[0] += ra[k] * bb[k];
-    c[i] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
-  }
+  const std::vector<double> ra(ta.rbegin(), ta.rend());
+  correlate(ra, tb, nx, n, c);   // c[i] = sum_k ta[nx - 1 - k] tb[i + k]
   double extra = nx * kTiny;
   if (drop_below > -kDInf) {   // x < x0 pairs with y in t0 - x0 + 1 .. t1
     const double top = wide_tilted_max(t0 - x0 + 1, t1, lam, ym);
