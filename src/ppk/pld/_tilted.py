@@ -52,12 +52,18 @@ TAIL = 1e-30
 def _log_mgf(log_v: npt.NDArray, j: npt.NDArray, t: float) -> tuple[Any, Any, Any]:
     """log sum_j v_j e^{t j}, and the mean and variance of j under the tilted law (in the arrays' precision)."""
     x = log_v + j.dtype.type(t) * j
-    top = np.max(x)
-    w = np.exp(x - top)
+    k = int(np.argmax(x))
+    top = x[k]
+    x -= top
+    w = np.exp(x, out=x)
     s = np.sum(w)
-    mean = np.sum(w * j) / s
-    var = np.sum(w * (j - mean) ** 2) / s
-    return top + np.log(s), mean, var
+    # the moments about the tilted mode (an index of the law, so near the mean): two dot products, no
+    # vector-long temporaries; the variance's cancellation is (mean - mode)^2 / var ulps, and nothing
+    # certified rests on these (they place tilts and windows, whose errors are bounded apart)
+    d = j - j[k]
+    m1 = np.dot(w, d) / s
+    var = max(np.dot(w, d * d) / s - m1 * m1, 0.0)
+    return top + np.log(s), m1 + j[k], var
 
 
 class Factor:
@@ -86,21 +92,29 @@ class Factor:
         return self._moments[t]
 
 
-def saddle(prepared: list[Factor], target_index: float, t_max: float) -> float:
+def saddle(prepared: list[Factor], target_index: float, t_max: float, *, cell: float = 0.0) -> float:
     """The tilt ``t`` (per grid index, >= 0) at which the composed tilted mean is ``target_index``; 0 when the
     untilted mean already reaches it, ``t_max`` when even that tilt falls short.  Any tilt is valid (the
-    errors are certified for the one used); this one makes the masses near ``target_index`` the bulk."""
+    errors are certified for the one used); this one makes the masses near ``target_index`` the bulk.
+    ``cell`` > 0: the caller rounds the tilt down to a multiple of it, so the search stops as soon as the
+    saddle's bracket lies within one such cell (returning the bracket's low end, which rounds alike)."""
     def mean_var(t: float) -> tuple[float, float]:
         ms = [p.moments(t) for p in prepared]
         return (sum(p.count * m[1] for p, m in zip(prepared, ms)), sum(p.count * m[2] for p, m in zip(prepared, ms)))
     m, v = mean_var(0.0)
     if m >= target_index:
         return 0.0
+    # a target past the largest tilt's mean (the support's far end): t_max at once, not after tens of Newton
+    # steps crawling up to it (the moments at t_max are kept: every such key asks for the same ones)
+    if mean_var(t_max)[0] < target_index:
+        return t_max
     lo, hi, t = 0.0, t_max, 0.0
     for _ in range(100):        # Newton on the increasing mean (its derivative is the variance), kept in [lo, hi]
         # a tenth of a tilted deviation is close enough: the tilt only decides where the FFT is sharpest
         if abs(m - target_index) <= 0.1 * max(1.0, math.sqrt(v)) or hi - lo <= 1e-12 * hi:
             break
+        if cell > 0 and math.floor(lo / cell) == math.floor(hi / cell) and hi < t_max:
+            return lo
         lo, hi = (t, hi) if m < target_index else (lo, t)
         step = t + (target_index - m) / v if v > 0 else 0.5 * (lo + hi)
         t = step if lo < step < hi else 0.5 * (lo + hi)

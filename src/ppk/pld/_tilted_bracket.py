@@ -28,7 +28,7 @@ from typing import Any, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from .._search import log_target, smallest_feasible_near
+from .._search import log_target, smallest_feasible, smallest_feasible_near
 from . import _tilted
 from ._masses import _MASS_RTOL, LD
 
@@ -100,9 +100,13 @@ class _UpperTilt:
         w[big] = 0.0
         # e^{-L} relative to the peak's loss; clipped where it would pass e^700 (atoms far left of the peak,
         # read only for eps there): a smaller Q-part, so a larger upper end
-        self.edges = tl.s.astype(np.float64) * dx
         self.loss_ref = float(peak) * dx
-        xc -= np.maximum(self.edges - self.loss_ref, -700.0)
+        self.s_lo = int(tl.s[0])
+        edges = tl.s.astype(np.float64)
+        edges *= dx
+        edges -= self.loss_ref
+        xc -= np.maximum(edges, -700.0, out=edges)
+        del edges           # not kept: _first_above makes any of them again (8 bytes a point less per tilt)
         q_w = np.exp(np.minimum(xc, 700.0, out=xc), out=xc)
         q_w[big] = 0.0
         self.s_p, self.s_pe = _suffix64(tl.c * w), _suffix64(tl.c * q_w)
@@ -115,10 +119,29 @@ class _UpperTilt:
         self.size = tl.s.size
         self.tl = dataclasses.replace(tl, s=np.empty(0, dtype=np.int64), c=np.empty(0))   # not views: freed
 
+    def _edge(self, i: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        """The loss of the window's atom i, as the window's grid index times Delta in double."""
+        return (self.s_lo + i).astype(np.float64) * self.dx
+
+    def _first_above(self, eps: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
+        """The number of atoms with loss <= eps (searchsorted on the losses, side right), without keeping them:
+        eps / Delta is within an index of the count, and the losses, increasing, settle it exactly."""
+        with np.errstate(invalid="ignore"):
+            x = np.clip(np.floor(eps / self.dx) - self.s_lo + 1, -1.0, self.size + 1.0)
+        i = np.clip(np.nan_to_num(x, nan=0.0).astype(np.int64), 0, self.size)
+        for _ in range(4):       # one step either way suffices; a few for the rounding's benefit of doubt
+            down = (i > 0) & (self._edge(np.maximum(i - 1, 0)) > eps)
+            up = (i < self.size) & (self._edge(np.minimum(i, self.size - 1)) <= eps)
+            if not (down.any() or up.any()):
+                return i
+            i = i - down + up
+        # not settled (not expected): the search on all the losses
+        return np.searchsorted(self._edge(np.arange(self.size, dtype=np.int64)), eps, side="right")
+
     def log_upper(self, eps: npt.NDArray[np.float64]) -> npt.NDArray[np.longdouble]:
         tl = self.tl
         e = eps.astype(LD)
-        j = np.searchsorted(self.edges, eps, side="right")      # the first atom with loss > eps
+        j = self._first_above(eps)                              # the first atom with loss > eps
         sp, spe = self.s_p[j].astype(LD), self.s_pe[j].astype(LD)
         with np.errstate(over="ignore", invalid="ignore"):
             ee = np.exp(e - LD(self.loss_ref))
@@ -132,8 +155,8 @@ class _UpperTilt:
         # within ``reach`` steps below eps and above (ppk.pld._bracket.mass_error: the dominating pair's split)
         # from `reach` steps below the first atom above eps (the window is contiguous); past the window's end,
         # the atoms within reach of eps, found by loss (a hair further down: rounding)
-        jr = np.where(j < self.edges.size, np.maximum(j - self.reach, 0),
-                      np.searchsorted(self.edges, eps - self.reach * self.dx * (1 + 1e-9), side="right"))
+        jr = np.where(j < self.size, np.maximum(j - self.reach, 0),
+                      self._first_above(eps - self.reach * self.dx * (1 + 1e-9)))
         near = (self.s_p[jr].astype(LD) * LD(1 + self.gamma) + self.beyond
                 + _scaled(tl.err2, np.sqrt(self.s_w2[jr].astype(LD)) * LD(1 + self.gamma))
                 + np.where(jr == 0, LD(tl.below) * np.exp(tl.log_z - LD(tl.t) * (e / LD(self.dx) - self.reach)
@@ -314,7 +337,7 @@ class _OrderCurve:
     def _upper_tilt(self, key: int) -> _UpperTilt:
         if key not in self.upper_keys:
             index = self._target(self.atoms, key * self.quantum)
-            self.upper_keys[key] = self._snapped(_tilted.saddle(self.atoms, index, self.t_max))
+            self.upper_keys[key] = self._snapped(_tilted.saddle(self.atoms, index, self.t_max, cell=TILT_STEP / self.sd))
         t = self.upper_keys[key]
         if t not in self.upper_tilts:
             self.upper_tilts[t] = _UpperTilt(_tilted.compose(self.atoms, t=t, rtol=_MASS_RTOL), self.dx, self.reach)
@@ -323,7 +346,8 @@ class _OrderCurve:
     def _lower_tilt(self, key: int) -> _LowerTilt:
         bp, bq = self.bucket_factors
         if key not in self.lower_keys:
-            self.lower_keys[key] = self._snapped(_tilted.saddle(bp, self._target(bp, key * self.quantum), self.t_max))
+            self.lower_keys[key] = self._snapped(_tilted.saddle(bp, self._target(bp, key * self.quantum), self.t_max,
+                                                                cell=TILT_STEP / self.sd))
         t = self.lower_keys[key]
         if t not in self.lower_tilts:
             tp = _tilted.compose(bp, t=t, rtol=_MASS_RTOL)
@@ -422,7 +446,7 @@ class PlanCurve:
         o = self.orders[0]
         reach = max(sum(f.count * float(f.j64[-1]) for f in oc.atoms if f.j64.size) for oc in self.orders)
         upper = max(reach + 1.0, 1.0) * self.dx
-        guess = max(oc.eps_guess(log_delta) for oc in self.orders)
+        guess = min(oc.eps_guess(log_delta) for oc in self.orders)
         return search_epsilon(lambda e: self.log_upper(np.array([e], dtype=np.float64))[0], log_delta,
                               guess=guess, step=0.25 * o.sd * self.dx, upper=upper,
                               floor=max(float(oc.log_inf_up) for oc in self.orders))
@@ -452,5 +476,40 @@ def search_epsilon(log_upper: Any, log_delta: float, *, guess: float, step: floa
         # -inf past the plan's largest loss (delta is 0 there): a finite floor keeps it non-increasing, and
         # keeps regula falsi's step finite (-inf made it inf/inf = NaN, returned as eps)
         return max(float(log_upper(e)) - target, -_EXCESS_FLOOR)
-    found = smallest_feasible_near(excess, guess, step, upper=upper, rtol=1e-13)
+    bracket = _secant_bracket(excess, guess, step, upper)
+    if bracket is not None:
+        lo, f_lo, hi, f_hi = bracket
+        if hi <= 0.0:
+            return 0.0, 0.0
+        found = smallest_feasible(excess, lo, hi, f_lo=f_lo, f_hi=f_hi, rtol=1e-13)
+    else:
+        found = smallest_feasible_near(excess, guess, step, upper=upper, rtol=1e-13)
     return (math.inf, math.inf) if found is None else (found.lower, found.x)
+
+
+def _secant_bracket(excess: Any, guess: float, step: float, upper: float) -> tuple[float, float, float, float] | None:
+    """(lo, f(lo), hi, f(hi)) with f(lo) > 0 >= f(hi), found from ``guess`` by secant steps on log delta
+    (smooth, near linear over a few deviations), or None after a few (the caller then steps out geometrically).
+    Every eps read builds the tilt of its key, so jumping straight to where the secant puts the answer (a
+    little past it) builds that key's and few others; steps that grow 4-fold from the guess would read the
+    keys on the way.  Only where to look is decided here: ``smallest_feasible`` finds the answer in the
+    bracket, the same whichever way the bracket was found (to its 1e-13)."""
+    x = min(max(guess, 0.0), upper)
+    fx = excess(x)
+    sign = 1.0 if fx > 0 else -1.0           # up while infeasible, down while feasible
+    y = min(max(x + sign * step, 0.0), upper)
+    for _ in range(6):
+        if y == x:
+            return None
+        fy = excess(y)
+        if (fx > 0) != (fy > 0):
+            return (x, fx, y, fy) if x < y else (y, fy, x, fx)
+        if (y >= upper and fy > 0) or (y <= 0.0 and fy <= 0):
+            return None if y >= upper else (0.0, fy, 0.0, fy)
+        slope = (fy - fx) / (y - x)
+        # the secant's root, overshot by a quarter of the way (log delta bends away from the chord), at least
+        # one step and at most 64 steps on
+        go = abs(fy / slope) * 1.25 if slope < 0 else math.inf
+        go = min(max(go, step), 64.0 * step)
+        x, fx, y = y, fy, min(max(y + sign * go, 0.0), upper)
+    return None
