@@ -316,8 +316,9 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         # index j at j mod n: the cyclic convolution puts the composed index s (the sum of the factors'
         # indices) at s mod n, which the window [s_lo, s_lo + n) reads back
         x = np.bincount(p.j % n, weights=np.exp(arg), minlength=n)
-        B = scipy.fft.rfft(x, n, workers=-1)
-        norm2 = float(np.sqrt(np.sum(x * x)))
+        norm2 = math.sqrt(float(np.dot(x, x)))
+        B = scipy.fft.rfft(x, n, workers=-1, overwrite_x=True)
+        del x
         dft_err = rho * math.sqrt(n) * norm2 * (1 + 1e-6)
         # plus the tilted masses below the double range, left out (each < 2.3e-308; a missing mass a moves
         # the k-fold composition by at most k a in 1-norm, hence in 2-norm)
@@ -326,7 +327,8 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         # unit disk moves it no further from the exact value, and keeps every power of it <= 1 (so the
         # powers' differences add up as sum k_i |B_hat_i - B_i|, without a (1 + eta)^K growth)
         # (in place over one window-long buffer each: the windows reach 2^22 points)
-        log_r = np.minimum(np.abs(B), 1.0)
+        log_r = np.abs(B)
+        np.minimum(log_r, 1.0, out=log_r)
         with np.errstate(divide="ignore"):
             np.log(log_r, out=log_r)
         phase = np.angle(B)
@@ -335,9 +337,16 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         mag = log_r * p.count
         np.exp(mag, out=mag)
         # mag e^{i phase} as mag cos + i mag sin: the very products the complex exp makes
-        B.real = mag * np.cos(phase)
-        B.imag = np.sin(phase, out=phase) * mag
+        cos = np.cos(phase)
+        cos *= mag
+        B.real = cos
+        del cos
+        np.sin(phase, out=phase)
+        phase *= mag
+        B.imag = phase
+        del phase, mag
         spectrum *= B
+        del B
         # the powers' rounding: log and angle to a few ulps, each multiplied by k; the exp and the product
         np.negative(log_r, out=log_r)             # |log r| (r <= 1), 0 where r = 0
         log_r[np.isinf(log_r)] = 0.0
@@ -347,12 +356,17 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         log_r *= 8 * U
         gamma += log_r
         total += p.count
-    c = scipy.fft.irfft(spectrum, n, workers=-1)
     # the full spectrum's entries n - i are the conjugates of the half's i (1 <= i < n/2): each inner entry
     # twice, the two ends once; the double sum of n/2 squares is within (log2 n) u of itself, below the margin
-    ge = gamma * np.abs(spectrum)
+    # (before the inverse transform, which may then overwrite the spectrum: fewer window-long arrays at once)
+    ge = np.abs(spectrum)
+    ge *= gamma
+    del gamma
     ge *= ge
     power_err = math.sqrt((2 * float(np.sum(ge[1:-1])) + float(ge[0]) + float(ge[-1])) * (1 + 1e-9)) / math.sqrt(n)
+    del ge
+    c = scipy.fft.irfft(spectrum, n, workers=-1, overwrite_x=True)
+    del spectrum
     norm_c = float(np.sqrt(np.dot(c, c)))
     err2 = rho * norm_c * (1 + 2 * rho) + fft_err / math.sqrt(n) + power_err
     err2 += U * norm_c                 # the clipping below moves no entry away from c_N

@@ -21,7 +21,6 @@ are natural logs.
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any, Sequence
 
@@ -83,41 +82,50 @@ class _UpperTilt:
     _CLIP = 350.0
 
     def __init__(self, tl: _tilted.Tilted, dx: float, reach: int = 1):
-        self.tl, self.dx, self.reach = tl, dx, reach
-        peak = int(tl.s[int(np.argmax(tl.c))])
+        """Takes ``tl`` over: its window arrays are released as soon as the sums no longer need them (the
+        reads need the suffix sums and the bounds, not the window's masses and indices: a plan keeps its tilts
+        between questions, and fewer window-long arrays at once lower the peak)."""
+        self.dx, self.reach = dx, reach
+        s, c = tl.s, tl.c
+        tl.s, tl.c = np.empty(0, dtype=np.int64), np.empty(0)
+        self.tl = tl
+        self.size, self.s_lo, s_last = s.size, int(s[0]), int(s[-1])
+        peak = int(s[int(np.argmax(c))])
         t = LD(tl.t)
         self.ref = tl.log_z - t * LD(peak)          # the log weight at the peak (Tilted.log_weight there)
         # each log weight relative to ref, t (peak - s), in double: the integer difference is exact, so one
         # rounding -- no further from the truth than the long-double weights' difference rounded to double,
         # and no window-long long-double arrays (docs/accuracy.md, "Composition without the floor")
-        x = tl.t * (peak - tl.s).astype(np.float64)
+        # (the indices, far below 2^53, convert exactly: the difference is the integer one; then in place, as
+        # every window-long step below, so that a tilt's making holds few arrays beside what it keeps)
+        x = np.subtract(peak, s, dtype=np.float64)
+        x *= tl.t
         big = x > self._CLIP
         # an eps reads a weight past e^350 when its first atom is at or before the last such one
-        past = np.flatnonzero(big)
-        self.huge_end = int(past[-1]) + 1 if past.size else 0
-        xc = np.clip(x, -self._CLIP, self._CLIP)
+        self.huge_end = int(big.size - np.argmax(big[::-1])) if big.any() else 0
+        xc = np.clip(x, -self._CLIP, self._CLIP, out=x)
         w = np.exp(xc)
         w[big] = 0.0
         # e^{-L} relative to the peak's loss; clipped where it would pass e^700 (atoms far left of the peak,
         # read only for eps there): a smaller Q-part, so a larger upper end
         self.loss_ref = float(peak) * dx
-        self.s_lo = int(tl.s[0])
-        edges = tl.s.astype(np.float64)
+        edges = s.astype(np.float64)
+        del s
         edges *= dx
         edges -= self.loss_ref
         xc -= np.maximum(edges, -700.0, out=edges)
         del edges           # not kept: _first_above makes any of them again (8 bytes a point less per tilt)
         q_w = np.exp(np.minimum(xc, 700.0, out=xc), out=xc)
         q_w[big] = 0.0
-        self.s_p, self.s_pe = _suffix64(tl.c * w), _suffix64(tl.c * q_w)
-        self.s_w2 = _suffix64(w * w)
-        self.gamma = 2.0 * tl.s.size * _tilted.U      # the suffix sums' relative rounding
-        last = tl.log_z - t * LD(int(tl.s[-1]))       # the log weight at the window's end
+        self.s_pe = _suffix64(c, q_w)
+        del q_w, xc, x
+        self.s_p = _suffix64(c, w)
+        del c
+        self.s_w2 = _suffix64(w, w)
+        del w, big
+        self.gamma = 2.0 * self.size * _tilted.U      # the suffix sums' relative rounding
+        last = tl.log_z - t * LD(s_last)              # the log weight at the window's end
         self.beyond = LD(tl.above) * np.exp(last - self.ref - t)   # masses from the window's end on
-        # the reads need the suffix sums and the bounds, not the window's masses and indices: a plan keeps its
-        # tilts between questions, so each drops its two window-long arrays (a third of what it held)
-        self.size = tl.s.size
-        self.tl = dataclasses.replace(tl, s=np.empty(0, dtype=np.int64), c=np.empty(0))   # not views: freed
 
     def _edge(self, i: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
         """The loss of the window's atom i, as the window's grid index times Delta in double."""
@@ -168,11 +176,13 @@ class _UpperTilt:
         return np.where((j < self.huge_end) | ~np.isfinite(value), LD(0), out)
 
 
-def _suffix64(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """Suffix sums in double, one longer (the last is 0)."""
-    out = np.empty(x.size + 1)
+def _suffix64(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Suffix sums of a * b in double, one longer (the last is 0); made in the array returned."""
+    out = np.empty(a.size + 1)
     out[-1] = 0.0
-    out[:-1] = np.cumsum(x[::-1])[::-1]
+    np.multiply(a, b, out=out[:-1])
+    rev = out[-2::-1]
+    np.cumsum(rev, out=rev)
     return out
 
 
