@@ -121,11 +121,26 @@ class _UpperTilt:
         del q_w, xc, x
         self.s_p = _suffix64(c, w)
         del c
-        self.s_w2 = _suffix64(w, w)
         del w, big
+        self.peak = peak
         self.gamma = 2.0 * self.size * _tilted.U      # the suffix sums' relative rounding
         last = tl.log_z - t * LD(s_last)              # the log weight at the window's end
         self.beyond = LD(tl.above) * np.exp(last - self.ref - t)   # masses from the window's end on
+
+    def _root_w2(self, j: npt.NDArray[np.int64]) -> npt.NDArray[np.longdouble]:
+        """The square root of a bound on sum_{i >= j} w_i^2 (the 2-norm of the weights an FFT error meets), in
+        closed form rather than a third window-long suffix sum: the weights e^{t (peak - s_i)} (t >= 0) fall
+        geometrically, so the sum is at most both w_j^2 / (1 - e^{-2t}) and (terms) w_j^2, plus e^-700 a term
+        for the weights clipped up to e^-350; 1e-12 covers the exponents' rounding (a few ulps of <= 700).
+        Only j at or past ``huge_end`` is read (before it, the upper end is 1), where w_j <= e^350."""
+        terms = (self.size - j).astype(LD)
+        x = np.minimum(self.tl.t * (self.peak - (self.s_lo + j)).astype(np.float64), self._CLIP)
+        top = np.exp(LD(2) * x.astype(LD))
+        bound = terms * top
+        if self.tl.t > 0:
+            bound = np.minimum(bound, top / LD(-math.expm1(-2.0 * self.tl.t)))
+        bound += terms * LD(math.exp(-2 * self._CLIP))
+        return np.sqrt(bound * LD(1 + 1e-12))
 
     def _edge(self, i: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
         """The loss of the window's atom i, as the window's grid index times Delta in double."""
@@ -155,7 +170,7 @@ class _UpperTilt:
             ee = np.exp(e - LD(self.loss_ref))
             value = np.maximum(sp - ee * spe, LD(0))
             slack = _scaled(self.gamma, sp + ee * spe)
-        err = _scaled(tl.err2, np.sqrt(self.s_w2[j].astype(LD)) * LD(1 + self.gamma))
+        err = _scaled(tl.err2, self._root_w2(j) * LD(1 + self.gamma))
         # eps left of the window: the masses between eps and the window weigh at most e^{-t eps/dx} each
         gap = np.where(j == 0, LD(tl.below) * np.exp(tl.log_z - LD(tl.t) * (e / LD(self.dx)) - self.ref), LD(0))
         base = value + slack + err + self.beyond + gap
@@ -166,7 +181,7 @@ class _UpperTilt:
         jr = np.where(j < self.size, np.maximum(j - self.reach, 0),
                       self._first_above(eps - self.reach * self.dx * (1 + 1e-9)))
         near = (self.s_p[jr].astype(LD) * LD(1 + self.gamma) + self.beyond
-                + _scaled(tl.err2, np.sqrt(self.s_w2[jr].astype(LD)) * LD(1 + self.gamma))
+                + _scaled(tl.err2, self._root_w2(jr) * LD(1 + self.gamma))
                 + np.where(jr == 0, LD(tl.below) * np.exp(tl.log_z - LD(tl.t) * (e / LD(self.dx) - self.reach)
                                                                    - self.ref), LD(0)))
         # a grid so coarse that e^{reach dx} overflows: an infinite allowance (sound), not an OverflowError
