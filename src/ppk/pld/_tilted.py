@@ -185,14 +185,23 @@ class _TailBound:
             cores = self.cores[right]
             set_aside = sum(p.count * out for p, (_, out) in zip(self.prepared, cores))
             per_th = []
+            # the th-free parts once per factor (the same sums, in the same order, as per th)
+            parts = []
+            for p, lz, c, (keep, _) in zip(self.prepared, self.log_zs, self.centres, cores):
+                jj = p.j64[keep]
+                parts.append((p.log_v64[keep] + self.t * jj - lz, jj - c))
             for mult in (1 / 32, 1 / 8, 1 / 2, 1.0, 2.0, 4.0, 8.0):
                 th = mult * WINDOW_SDS / max(self.sd, 1.0) / 4 * (1 if right else -1)   # sd in grid steps
                 terms = []
-                for p, lz, c, (keep, _) in zip(self.prepared, self.log_zs, self.centres, cores):
-                    x = p.log_v64[keep] + self.t * p.j64[keep] - lz + th * (p.j64[keep] - c)
+                for p, (base, d) in zip(self.prepared, parts):
+                    x = th * d
+                    x += base
                     top = float(np.max(x, initial=-np.inf))
-                    terms.append(p.count * (top + math.log(float(np.sum(np.exp(x - top))))) if np.isfinite(top)
-                                 else -math.inf)
+                    if np.isfinite(top):
+                        x -= top
+                        terms.append(p.count * (top + math.log(float(np.sum(np.exp(x, out=x))))))
+                    else:
+                        terms.append(-math.inf)
                 per_th.append((th, sum(terms), 1e-12 * (sum(abs(x) for x in terms if math.isfinite(x)) + 1.0)))
             self._made[right] = (set_aside, per_th)
         return self._made[right]

@@ -266,16 +266,12 @@ class _OrderCurve:
         self.atoms = []
         self._buckets: tuple[list[_tilted.Factor], list[_tilted.Factor]] | None = None   # made for the lower end
         m_up, m_true, q_cut = [], [], []
-        # how far a composed label lies from its loss (grid steps), so the lower end's tilt is centred where the
-        # labels of losses near eps are: about half the summed widths for buckets spread evenly, ~0 for atoms
-        # at their bucket's edge (a Laplace mechanism's ends), and of the other sign in the mirror order
-        self.label_shift = 0.0
+        self._label_shift: float | None = None          # made for the lower end
         for leaf, k in plan:
             a, b = leaf._atoms, leaf._buckets
             # the mirror (order 1): P' = Q, losses negated
             self.atoms.append(_tilted.Factor(a.p, a.offset, k) if order == 0 else
                               _tilted.Factor(a.q[::-1].copy(), -(a.offset + a.q.size - 1), k))
-            self.label_shift += k * _label_offset(b, order, dx)
             inf = float(leaf.infinity_mass_upper if order == 0 else leaf.infinity_mass_lower)
             cut_up = float(a.overflow_p if order == 0 else a.overflow_q)
             m_up.append((min(1.0, (inf + cut_up) * (1 + 1e-15)), k))
@@ -295,6 +291,16 @@ class _OrderCurve:
         self.lower_keys: dict[int, float] = {}
         self.upper_tilts: dict[float, _UpperTilt] = {}
         self.lower_tilts: dict[float, _LowerTilt] = {}
+
+    @property
+    def label_shift(self) -> float:
+        """How far a composed label lies from its loss (grid steps), so the lower end's tilt is centred where the
+        labels of losses near eps are: about half the summed widths for buckets spread evenly, ~0 for atoms at
+        their bucket's edge (a Laplace mechanism's ends), and of the other sign in the mirror order.  Made on
+        the first lower end: an eps query reads upper ends only."""
+        if self._label_shift is None:
+            self._label_shift = sum(k * _label_offset(leaf._buckets, self.order, self.dx) for leaf, k in self.plan)
+        return self._label_shift
 
     @property
     def bucket_factors(self) -> tuple[list[_tilted.Factor], list[_tilted.Factor]]:
