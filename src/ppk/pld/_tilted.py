@@ -350,13 +350,11 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         mag = log_r * p.count
         np.exp(mag, out=mag)
         # mag e^{i phase} as mag cos + i mag sin: the very products the complex exp makes
-        cos = np.cos(phase)
-        cos *= mag
-        B.real = cos
-        del cos
-        np.sin(phase, out=phase)
-        phase *= mag
-        B.imag = phase
+        # (written straight into B's parts: no further window-long buffer)
+        np.cos(phase, out=B.real)
+        B.real *= mag
+        np.sin(phase, out=B.imag)
+        B.imag *= mag
         del phase, mag
         spectrum *= B
         del B

@@ -100,21 +100,23 @@ class _UpperTilt:
         # every window-long step below, so that a tilt's making holds few arrays beside what it keeps)
         x = np.subtract(peak, s, dtype=np.float64)
         x *= tl.t
+        # e^{-L} relative to the peak's loss (for q_w below), made now so that the indices go first; clipped
+        # where it would pass e^700 (atoms far left of the peak, read only for eps there): a smaller Q-part,
+        # so a larger upper end
+        self.loss_ref = float(peak) * dx
+        edges = s.astype(np.float64)
+        del s               # not kept: _first_above makes any loss again (8 bytes a point less per tilt)
+        edges *= dx
+        edges -= self.loss_ref
+        np.maximum(edges, -700.0, out=edges)
         big = x > self._CLIP
         # an eps reads a weight past e^350 when its first atom is at or before the last such one
         self.huge_end = int(big.size - np.argmax(big[::-1])) if big.any() else 0
         xc = np.clip(x, -self._CLIP, self._CLIP, out=x)
         w = np.exp(xc)
         w[big] = 0.0
-        # e^{-L} relative to the peak's loss; clipped where it would pass e^700 (atoms far left of the peak,
-        # read only for eps there): a smaller Q-part, so a larger upper end
-        self.loss_ref = float(peak) * dx
-        edges = s.astype(np.float64)
-        del s
-        edges *= dx
-        edges -= self.loss_ref
-        xc -= np.maximum(edges, -700.0, out=edges)
-        del edges           # not kept: _first_above makes any of them again (8 bytes a point less per tilt)
+        xc -= edges
+        del edges
         q_w = np.exp(np.minimum(xc, 700.0, out=xc), out=xc)
         q_w[big] = 0.0
         self.s_pe = _suffix64(c, q_w)
