@@ -46,18 +46,28 @@ WINDOW_SDS = 16.0
 #: Most entries of one tilted FFT (2^24 doubles: 128 MiB per vector).
 MAX_FFT = 1 << 24
 #: The tilted mass a window may leave outside (both sides; it aliases into the window or is bounded apart).
-TAIL = 1e-30
+#: Only a size: whatever the window leaves out is certified (below / above / alias).  1e-20 is 1e4 below the
+#: FFT's own error (~1e-16 of the tilted masses), which dominates both ends anyway; 1e-30 made a near-normal
+#: law's window 23.6 deviations, just past 2^19 points, so many windows doubled for nothing.
+TAIL = 1e-20
 
 
 def _log_mgf(log_v: npt.NDArray, j: npt.NDArray, t: float) -> tuple[Any, Any, Any]:
     """log sum_j v_j e^{t j}, and the mean and variance of j under the tilted law (in the arrays' precision)."""
     x = log_v + j.dtype.type(t) * j
-    top = np.max(x)
-    w = np.exp(x - top)
+    k = int(np.argmax(x))
+    top = x[k]
+    x -= top
+    w = np.exp(x, out=x)
     s = np.sum(w)
-    mean = np.sum(w * j) / s
-    var = np.sum(w * (j - mean) ** 2) / s
-    return top + np.log(s), mean, var
+    # the moments about the tilted mode (an index of the law, so near the mean): two dot products, no
+    # vector-long temporaries; the variance's cancellation is (mean - mode)^2 / var ulps, and nothing
+    # certified rests on these (they place tilts and windows, whose errors are bounded apart)
+    d = j - j[k]
+    # (einsum, not np.dot: BLAS's threads spin after each of the many small calls, CPU time for nothing)
+    m1 = np.einsum("i,i->", w, d) / s
+    var = max(np.einsum("i,i,i->", w, d, d) / s - m1 * m1, 0.0)
+    return top + np.log(s), m1 + j[k], var
 
 
 class Factor:
@@ -86,21 +96,29 @@ class Factor:
         return self._moments[t]
 
 
-def saddle(prepared: list[Factor], target_index: float, t_max: float) -> float:
+def saddle(prepared: list[Factor], target_index: float, t_max: float, *, cell: float = 0.0) -> float:
     """The tilt ``t`` (per grid index, >= 0) at which the composed tilted mean is ``target_index``; 0 when the
     untilted mean already reaches it, ``t_max`` when even that tilt falls short.  Any tilt is valid (the
-    errors are certified for the one used); this one makes the masses near ``target_index`` the bulk."""
+    errors are certified for the one used); this one makes the masses near ``target_index`` the bulk.
+    ``cell`` > 0: the caller rounds the tilt down to a multiple of it, so the search stops as soon as the
+    saddle's bracket lies within one such cell (returning the bracket's low end, which rounds alike)."""
     def mean_var(t: float) -> tuple[float, float]:
         ms = [p.moments(t) for p in prepared]
         return (sum(p.count * m[1] for p, m in zip(prepared, ms)), sum(p.count * m[2] for p, m in zip(prepared, ms)))
     m, v = mean_var(0.0)
     if m >= target_index:
         return 0.0
+    # a target past the largest tilt's mean (the support's far end): t_max at once, not after tens of Newton
+    # steps crawling up to it (the moments at t_max are kept: every such key asks for the same ones)
+    if mean_var(t_max)[0] < target_index:
+        return t_max
     lo, hi, t = 0.0, t_max, 0.0
     for _ in range(100):        # Newton on the increasing mean (its derivative is the variance), kept in [lo, hi]
         # a tenth of a tilted deviation is close enough: the tilt only decides where the FFT is sharpest
         if abs(m - target_index) <= 0.1 * max(1.0, math.sqrt(v)) or hi - lo <= 1e-12 * hi:
             break
+        if cell > 0 and math.floor(lo / cell) == math.floor(hi / cell) and hi < t_max:
+            return lo
         lo, hi = (t, hi) if m < target_index else (lo, t)
         step = t + (target_index - m) / v if v > 0 else 0.5 * (lo + hi)
         t = step if lo < step < hi else 0.5 * (lo + hi)
@@ -167,14 +185,23 @@ class _TailBound:
             cores = self.cores[right]
             set_aside = sum(p.count * out for p, (_, out) in zip(self.prepared, cores))
             per_th = []
+            # the th-free parts once per factor (the same sums, in the same order, as per th)
+            parts = []
+            for p, lz, c, (keep, _) in zip(self.prepared, self.log_zs, self.centres, cores):
+                jj = p.j64[keep]
+                parts.append((p.log_v64[keep] + self.t * jj - lz, jj - c))
             for mult in (1 / 32, 1 / 8, 1 / 2, 1.0, 2.0, 4.0, 8.0):
                 th = mult * WINDOW_SDS / max(self.sd, 1.0) / 4 * (1 if right else -1)   # sd in grid steps
                 terms = []
-                for p, lz, c, (keep, _) in zip(self.prepared, self.log_zs, self.centres, cores):
-                    x = p.log_v64[keep] + self.t * p.j64[keep] - lz + th * (p.j64[keep] - c)
+                for p, (base, d) in zip(self.prepared, parts):
+                    x = th * d
+                    x += base
                     top = float(np.max(x, initial=-np.inf))
-                    terms.append(p.count * (top + math.log(float(np.sum(np.exp(x - top))))) if np.isfinite(top)
-                                 else -math.inf)
+                    if np.isfinite(top):
+                        x -= top
+                        terms.append(p.count * (top + math.log(float(np.sum(np.exp(x, out=x))))))
+                    else:
+                        terms.append(-math.inf)
                 per_th.append((th, sum(terms), 1e-12 * (sum(abs(x) for x in terms if math.isfinite(x)) + 1.0)))
             self._made[right] = (set_aside, per_th)
         return self._made[right]
@@ -302,8 +329,9 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         # index j at j mod n: the cyclic convolution puts the composed index s (the sum of the factors'
         # indices) at s mod n, which the window [s_lo, s_lo + n) reads back
         x = np.bincount(p.j % n, weights=np.exp(arg), minlength=n)
-        B = scipy.fft.rfft(x, n, workers=-1)
-        norm2 = float(np.sqrt(np.sum(x * x)))
+        norm2 = math.sqrt(float(np.einsum("i,i->", x, x)))
+        B = scipy.fft.rfft(x, n, workers=-1, overwrite_x=True)
+        del x
         dft_err = rho * math.sqrt(n) * norm2 * (1 + 1e-6)
         # plus the tilted masses below the double range, left out (each < 2.3e-308; a missing mass a moves
         # the k-fold composition by at most k a in 1-norm, hence in 2-norm)
@@ -312,7 +340,8 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         # unit disk moves it no further from the exact value, and keeps every power of it <= 1 (so the
         # powers' differences add up as sum k_i |B_hat_i - B_i|, without a (1 + eta)^K growth)
         # (in place over one window-long buffer each: the windows reach 2^22 points)
-        log_r = np.minimum(np.abs(B), 1.0)
+        log_r = np.abs(B)
+        np.minimum(log_r, 1.0, out=log_r)
         with np.errstate(divide="ignore"):
             np.log(log_r, out=log_r)
         phase = np.angle(B)
@@ -321,9 +350,14 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         mag = log_r * p.count
         np.exp(mag, out=mag)
         # mag e^{i phase} as mag cos + i mag sin: the very products the complex exp makes
-        B.real = mag * np.cos(phase)
-        B.imag = np.sin(phase, out=phase) * mag
+        # (written straight into B's parts: no further window-long buffer)
+        np.cos(phase, out=B.real)
+        B.real *= mag
+        np.sin(phase, out=B.imag)
+        B.imag *= mag
+        del phase, mag
         spectrum *= B
+        del B
         # the powers' rounding: log and angle to a few ulps, each multiplied by k; the exp and the product
         np.negative(log_r, out=log_r)             # |log r| (r <= 1), 0 where r = 0
         log_r[np.isinf(log_r)] = 0.0
@@ -333,12 +367,17 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         log_r *= 8 * U
         gamma += log_r
         total += p.count
-    c = scipy.fft.irfft(spectrum, n, workers=-1)
     # the full spectrum's entries n - i are the conjugates of the half's i (1 <= i < n/2): each inner entry
     # twice, the two ends once; the double sum of n/2 squares is within (log2 n) u of itself, below the margin
-    ge = gamma * np.abs(spectrum)
+    # (before the inverse transform, which may then overwrite the spectrum: fewer window-long arrays at once)
+    ge = np.abs(spectrum)
+    ge *= gamma
+    del gamma
     ge *= ge
     power_err = math.sqrt((2 * float(np.sum(ge[1:-1])) + float(ge[0]) + float(ge[-1])) * (1 + 1e-9)) / math.sqrt(n)
+    del ge
+    c = scipy.fft.irfft(spectrum, n, workers=-1, overwrite_x=True)
+    del spectrum
     norm_c = float(np.sqrt(np.dot(c, c)))
     err2 = rho * norm_c * (1 + 2 * rho) + fft_err / math.sqrt(n) + power_err
     err2 += U * norm_c                 # the clipping below moves no entry away from c_N

@@ -21,14 +21,13 @@ are natural logs.
 """
 from __future__ import annotations
 
-import dataclasses
 import math
 from typing import Any, Sequence
 
 import numpy as np
 import numpy.typing as npt
 
-from .._search import log_target, smallest_feasible_near
+from .._search import log_target, smallest_feasible, smallest_feasible_near
 from . import _tilted
 from ._masses import _MASS_RTOL, LD
 
@@ -83,48 +82,97 @@ class _UpperTilt:
     _CLIP = 350.0
 
     def __init__(self, tl: _tilted.Tilted, dx: float, reach: int = 1):
-        self.tl, self.dx, self.reach = tl, dx, reach
-        peak = int(tl.s[int(np.argmax(tl.c))])
+        """Takes ``tl`` over: its window arrays are released as soon as the sums no longer need them (the
+        reads need the suffix sums and the bounds, not the window's masses and indices: a plan keeps its tilts
+        between questions, and fewer window-long arrays at once lower the peak)."""
+        self.dx, self.reach = dx, reach
+        s, c = tl.s, tl.c
+        tl.s, tl.c = np.empty(0, dtype=np.int64), np.empty(0)
+        self.tl = tl
+        self.size, self.s_lo, s_last = s.size, int(s[0]), int(s[-1])
+        peak = int(s[int(np.argmax(c))])
         t = LD(tl.t)
         self.ref = tl.log_z - t * LD(peak)          # the log weight at the peak (Tilted.log_weight there)
         # each log weight relative to ref, t (peak - s), in double: the integer difference is exact, so one
         # rounding -- no further from the truth than the long-double weights' difference rounded to double,
         # and no window-long long-double arrays (docs/accuracy.md, "Composition without the floor")
-        x = tl.t * (peak - tl.s).astype(np.float64)
+        # (the indices, far below 2^53, convert exactly: the difference is the integer one; then in place, as
+        # every window-long step below, so that a tilt's making holds few arrays beside what it keeps)
+        x = np.subtract(peak, s, dtype=np.float64)
+        x *= tl.t
+        # e^{-L} relative to the peak's loss (for q_w below), made now so that the indices go first; clipped
+        # where it would pass e^700 (atoms far left of the peak, read only for eps there): a smaller Q-part,
+        # so a larger upper end
+        self.loss_ref = float(peak) * dx
+        edges = s.astype(np.float64)
+        del s               # not kept: _first_above makes any loss again (8 bytes a point less per tilt)
+        edges *= dx
+        edges -= self.loss_ref
+        np.maximum(edges, -700.0, out=edges)
         big = x > self._CLIP
         # an eps reads a weight past e^350 when its first atom is at or before the last such one
-        past = np.flatnonzero(big)
-        self.huge_end = int(past[-1]) + 1 if past.size else 0
-        xc = np.clip(x, -self._CLIP, self._CLIP)
+        self.huge_end = int(big.size - np.argmax(big[::-1])) if big.any() else 0
+        xc = np.clip(x, -self._CLIP, self._CLIP, out=x)
         w = np.exp(xc)
         w[big] = 0.0
-        # e^{-L} relative to the peak's loss; clipped where it would pass e^700 (atoms far left of the peak,
-        # read only for eps there): a smaller Q-part, so a larger upper end
-        self.edges = tl.s.astype(np.float64) * dx
-        self.loss_ref = float(peak) * dx
-        xc -= np.maximum(self.edges - self.loss_ref, -700.0)
+        xc -= edges
+        del edges
         q_w = np.exp(np.minimum(xc, 700.0, out=xc), out=xc)
         q_w[big] = 0.0
-        self.s_p, self.s_pe = _suffix64(tl.c * w), _suffix64(tl.c * q_w)
-        self.s_w2 = _suffix64(w * w)
-        self.gamma = 2.0 * tl.s.size * _tilted.U      # the suffix sums' relative rounding
-        last = tl.log_z - t * LD(int(tl.s[-1]))       # the log weight at the window's end
+        self.s_pe = _suffix64(c, q_w)
+        del q_w, xc, x
+        self.s_p = _suffix64(c, w)
+        del c
+        del w, big
+        self.peak = peak
+        self.gamma = 2.0 * self.size * _tilted.U      # the suffix sums' relative rounding
+        last = tl.log_z - t * LD(s_last)              # the log weight at the window's end
         self.beyond = LD(tl.above) * np.exp(last - self.ref - t)   # masses from the window's end on
-        # the reads need the suffix sums and the bounds, not the window's masses and indices: a plan keeps its
-        # tilts between questions, so each drops its two window-long arrays (a third of what it held)
-        self.size = tl.s.size
-        self.tl = dataclasses.replace(tl, s=np.empty(0, dtype=np.int64), c=np.empty(0))   # not views: freed
+
+    def _root_w2(self, j: npt.NDArray[np.int64]) -> npt.NDArray[np.longdouble]:
+        """The square root of a bound on sum_{i >= j} w_i^2 (the 2-norm of the weights an FFT error meets), in
+        closed form rather than a third window-long suffix sum: the weights e^{t (peak - s_i)} (t >= 0) fall
+        geometrically, so the sum is at most both w_j^2 / (1 - e^{-2t}) and (terms) w_j^2, plus e^-700 a term
+        for the weights clipped up to e^-350; 1e-12 covers the exponents' rounding (a few ulps of <= 700).
+        Only j at or past ``huge_end`` is read (before it, the upper end is 1), where w_j <= e^350."""
+        terms = (self.size - j).astype(LD)
+        x = np.minimum(self.tl.t * (self.peak - (self.s_lo + j)).astype(np.float64), self._CLIP)
+        top = np.exp(LD(2) * x.astype(LD))
+        bound = terms * top
+        if self.tl.t > 0:
+            bound = np.minimum(bound, top / LD(-math.expm1(-2.0 * self.tl.t)))
+        bound += terms * LD(math.exp(-2 * self._CLIP))
+        return np.sqrt(bound * LD(1 + 1e-12))
+
+    def _edge(self, i: npt.NDArray[np.int64]) -> npt.NDArray[np.float64]:
+        """The loss of the window's atom i, as the window's grid index times Delta in double."""
+        return (self.s_lo + i).astype(np.float64) * self.dx
+
+    def _first_above(self, eps: npt.NDArray[np.float64]) -> npt.NDArray[np.int64]:
+        """The number of atoms with loss <= eps (searchsorted on the losses, side right), without keeping them:
+        eps / Delta is within an index of the count, and the losses, increasing, settle it exactly."""
+        with np.errstate(invalid="ignore"):
+            x = np.clip(np.floor(eps / self.dx) - self.s_lo + 1, -1.0, self.size + 1.0)
+        i = np.clip(np.nan_to_num(x, nan=0.0).astype(np.int64), 0, self.size)
+        for _ in range(4):       # one step either way suffices; a few for the rounding's benefit of doubt
+            down = (i > 0) & (self._edge(np.maximum(i - 1, 0)) > eps)
+            up = (i < self.size) & (self._edge(np.minimum(i, self.size - 1)) <= eps)
+            if not (down.any() or up.any()):
+                return i
+            i = i - down + up
+        # not settled (not expected): the search on all the losses
+        return np.searchsorted(self._edge(np.arange(self.size, dtype=np.int64)), eps, side="right")
 
     def log_upper(self, eps: npt.NDArray[np.float64]) -> npt.NDArray[np.longdouble]:
         tl = self.tl
         e = eps.astype(LD)
-        j = np.searchsorted(self.edges, eps, side="right")      # the first atom with loss > eps
+        j = self._first_above(eps)                              # the first atom with loss > eps
         sp, spe = self.s_p[j].astype(LD), self.s_pe[j].astype(LD)
         with np.errstate(over="ignore", invalid="ignore"):
             ee = np.exp(e - LD(self.loss_ref))
             value = np.maximum(sp - ee * spe, LD(0))
             slack = _scaled(self.gamma, sp + ee * spe)
-        err = _scaled(tl.err2, np.sqrt(self.s_w2[j].astype(LD)) * LD(1 + self.gamma))
+        err = _scaled(tl.err2, self._root_w2(j) * LD(1 + self.gamma))
         # eps left of the window: the masses between eps and the window weigh at most e^{-t eps/dx} each
         gap = np.where(j == 0, LD(tl.below) * np.exp(tl.log_z - LD(tl.t) * (e / LD(self.dx)) - self.ref), LD(0))
         base = value + slack + err + self.beyond + gap
@@ -132,10 +180,10 @@ class _UpperTilt:
         # within ``reach`` steps below eps and above (ppk.pld._bracket.mass_error: the dominating pair's split)
         # from `reach` steps below the first atom above eps (the window is contiguous); past the window's end,
         # the atoms within reach of eps, found by loss (a hair further down: rounding)
-        jr = np.where(j < self.edges.size, np.maximum(j - self.reach, 0),
-                      np.searchsorted(self.edges, eps - self.reach * self.dx * (1 + 1e-9), side="right"))
+        jr = np.where(j < self.size, np.maximum(j - self.reach, 0),
+                      self._first_above(eps - self.reach * self.dx * (1 + 1e-9)))
         near = (self.s_p[jr].astype(LD) * LD(1 + self.gamma) + self.beyond
-                + _scaled(tl.err2, np.sqrt(self.s_w2[jr].astype(LD)) * LD(1 + self.gamma))
+                + _scaled(tl.err2, self._root_w2(jr) * LD(1 + self.gamma))
                 + np.where(jr == 0, LD(tl.below) * np.exp(tl.log_z - LD(tl.t) * (e / LD(self.dx) - self.reach)
                                                                    - self.ref), LD(0)))
         # a grid so coarse that e^{reach dx} overflows: an infinite allowance (sound), not an OverflowError
@@ -145,11 +193,13 @@ class _UpperTilt:
         return np.where((j < self.huge_end) | ~np.isfinite(value), LD(0), out)
 
 
-def _suffix64(x: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """Suffix sums in double, one longer (the last is 0)."""
-    out = np.empty(x.size + 1)
+def _suffix64(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Suffix sums of a * b in double, one longer (the last is 0); made in the array returned."""
+    out = np.empty(a.size + 1)
     out[-1] = 0.0
-    out[:-1] = np.cumsum(x[::-1])[::-1]
+    np.multiply(a, b, out=out[:-1])
+    rev = out[-2::-1]
+    np.cumsum(rev, out=rev)
     return out
 
 
@@ -218,16 +268,12 @@ class _OrderCurve:
         self.atoms = []
         self._buckets: tuple[list[_tilted.Factor], list[_tilted.Factor]] | None = None   # made for the lower end
         m_up, m_true, q_cut = [], [], []
-        # how far a composed label lies from its loss (grid steps), so the lower end's tilt is centred where the
-        # labels of losses near eps are: about half the summed widths for buckets spread evenly, ~0 for atoms
-        # at their bucket's edge (a Laplace mechanism's ends), and of the other sign in the mirror order
-        self.label_shift = 0.0
+        self._label_shift: float | None = None          # made for the lower end
         for leaf, k in plan:
             a, b = leaf._atoms, leaf._buckets
             # the mirror (order 1): P' = Q, losses negated
             self.atoms.append(_tilted.Factor(a.p, a.offset, k) if order == 0 else
                               _tilted.Factor(a.q[::-1].copy(), -(a.offset + a.q.size - 1), k))
-            self.label_shift += k * _label_offset(b, order, dx)
             inf = float(leaf.infinity_mass_upper if order == 0 else leaf.infinity_mass_lower)
             cut_up = float(a.overflow_p if order == 0 else a.overflow_q)
             m_up.append((min(1.0, (inf + cut_up) * (1 + 1e-15)), k))
@@ -247,6 +293,16 @@ class _OrderCurve:
         self.lower_keys: dict[int, float] = {}
         self.upper_tilts: dict[float, _UpperTilt] = {}
         self.lower_tilts: dict[float, _LowerTilt] = {}
+
+    @property
+    def label_shift(self) -> float:
+        """How far a composed label lies from its loss (grid steps), so the lower end's tilt is centred where the
+        labels of losses near eps are: about half the summed widths for buckets spread evenly, ~0 for atoms at
+        their bucket's edge (a Laplace mechanism's ends), and of the other sign in the mirror order.  Made on
+        the first lower end: an eps query reads upper ends only."""
+        if self._label_shift is None:
+            self._label_shift = sum(k * _label_offset(leaf._buckets, self.order, self.dx) for leaf, k in self.plan)
+        return self._label_shift
 
     @property
     def bucket_factors(self) -> tuple[list[_tilted.Factor], list[_tilted.Factor]]:
@@ -314,7 +370,7 @@ class _OrderCurve:
     def _upper_tilt(self, key: int) -> _UpperTilt:
         if key not in self.upper_keys:
             index = self._target(self.atoms, key * self.quantum)
-            self.upper_keys[key] = self._snapped(_tilted.saddle(self.atoms, index, self.t_max))
+            self.upper_keys[key] = self._snapped(_tilted.saddle(self.atoms, index, self.t_max, cell=TILT_STEP / self.sd))
         t = self.upper_keys[key]
         if t not in self.upper_tilts:
             self.upper_tilts[t] = _UpperTilt(_tilted.compose(self.atoms, t=t, rtol=_MASS_RTOL), self.dx, self.reach)
@@ -323,7 +379,8 @@ class _OrderCurve:
     def _lower_tilt(self, key: int) -> _LowerTilt:
         bp, bq = self.bucket_factors
         if key not in self.lower_keys:
-            self.lower_keys[key] = self._snapped(_tilted.saddle(bp, self._target(bp, key * self.quantum), self.t_max))
+            self.lower_keys[key] = self._snapped(_tilted.saddle(bp, self._target(bp, key * self.quantum), self.t_max,
+                                                                cell=TILT_STEP / self.sd))
         t = self.lower_keys[key]
         if t not in self.lower_tilts:
             tp = _tilted.compose(bp, t=t, rtol=_MASS_RTOL)
@@ -422,7 +479,7 @@ class PlanCurve:
         o = self.orders[0]
         reach = max(sum(f.count * float(f.j64[-1]) for f in oc.atoms if f.j64.size) for oc in self.orders)
         upper = max(reach + 1.0, 1.0) * self.dx
-        guess = max(oc.eps_guess(log_delta) for oc in self.orders)
+        guess = min(oc.eps_guess(log_delta) for oc in self.orders)
         return search_epsilon(lambda e: self.log_upper(np.array([e], dtype=np.float64))[0], log_delta,
                               guess=guess, step=0.25 * o.sd * self.dx, upper=upper,
                               floor=max(float(oc.log_inf_up) for oc in self.orders))
@@ -452,5 +509,40 @@ def search_epsilon(log_upper: Any, log_delta: float, *, guess: float, step: floa
         # -inf past the plan's largest loss (delta is 0 there): a finite floor keeps it non-increasing, and
         # keeps regula falsi's step finite (-inf made it inf/inf = NaN, returned as eps)
         return max(float(log_upper(e)) - target, -_EXCESS_FLOOR)
-    found = smallest_feasible_near(excess, guess, step, upper=upper, rtol=1e-13)
+    bracket = _secant_bracket(excess, guess, step, upper)
+    if bracket is not None:
+        lo, f_lo, hi, f_hi = bracket
+        if hi <= 0.0:
+            return 0.0, 0.0
+        found = smallest_feasible(excess, lo, hi, f_lo=f_lo, f_hi=f_hi, rtol=1e-13)
+    else:
+        found = smallest_feasible_near(excess, guess, step, upper=upper, rtol=1e-13)
     return (math.inf, math.inf) if found is None else (found.lower, found.x)
+
+
+def _secant_bracket(excess: Any, guess: float, step: float, upper: float) -> tuple[float, float, float, float] | None:
+    """(lo, f(lo), hi, f(hi)) with f(lo) > 0 >= f(hi), found from ``guess`` by secant steps on log delta
+    (smooth, near linear over a few deviations), or None after a few (the caller then steps out geometrically).
+    Every eps read builds the tilt of its key, so jumping straight to where the secant puts the answer (a
+    little past it) builds that key's and few others; steps that grow 4-fold from the guess would read the
+    keys on the way.  Only where to look is decided here: ``smallest_feasible`` finds the answer in the
+    bracket, the same whichever way the bracket was found (to its 1e-13)."""
+    x = min(max(guess, 0.0), upper)
+    fx = excess(x)
+    sign = 1.0 if fx > 0 else -1.0           # up while infeasible, down while feasible
+    y = min(max(x + sign * step, 0.0), upper)
+    for _ in range(6):
+        if y == x:
+            return None
+        fy = excess(y)
+        if (fx > 0) != (fy > 0):
+            return (x, fx, y, fy) if x < y else (y, fy, x, fx)
+        if (y >= upper and fy > 0) or (y <= 0.0 and fy <= 0):
+            return None if y >= upper else (0.0, fy, 0.0, fy)
+        slope = (fy - fx) / (y - x)
+        # the secant's root, overshot by a quarter of the way (log delta bends away from the chord), at least
+        # one step and at most 64 steps on
+        go = abs(fy / slope) * 1.25 if slope < 0 else math.inf
+        go = min(max(go, step), 64.0 * step)
+        x, fx, y = y, fy, min(max(y + sign * go, 0.0), upper)
+    return None
