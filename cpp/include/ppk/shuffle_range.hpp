@@ -172,7 +172,9 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
                             std::fabs(lam) * 8 * kDU * (x + 2) / g;
         least = std::min(least, shift > -1 && std::isfinite(grown) ? g * grown * (1 + shift) : 0.0);
       }
-      const double loss = ladder(top_kap, deficit, least);
+      // least's rounding allowance taken before the ladder subtracts the deficits: after it, an error relative to
+      // kappa_1 least would be amplified by kappa_1 / kappa_k (the kept factor below covers the ladder's own rounding)
+      const double loss = ladder(top_kap, deficit, least * (1 - 1e-9));
       if (least > 0 && loss > 0 && std::isfinite(loss)) best = std::max(best, loss * (1 - 1e-9));
     }
   }

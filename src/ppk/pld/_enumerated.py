@@ -29,7 +29,7 @@ import numpy.typing as npt
 
 from ..baselines import analytic_gaussian_log_delta_bracket
 from ._masses import LD
-from ._tilted_bracket import search_epsilon
+from ._tilted_search import search_epsilon
 
 #: Most type classes a plan may enumerate: each costs one closed-form Gaussian value per eps asked
 #: (about a microsecond), so 2^14 classes keep a search for eps within a fraction of a second.
@@ -230,7 +230,7 @@ class EnumeratedCurve:
         return np.minimum(lo, up), up
 
     def epsilon_bracket(self, log_delta: float) -> tuple[float, float]:
-        """As PlanCurve's (ppk.pld._tilted_bracket.search_epsilon), from the guess of a normal loss with the
+        """As PlanCurve's (ppk.pld._tilted_search.search_epsilon), from the guess of a normal loss with the
         plan's mean and variance; past the largest class loss by the Gaussian's reach at e^-50 delta, the upper
         end is at most the mass at +inf plus e^-50 delta, so a delta beyond that is never met."""
         classes = self.orders[0][0]

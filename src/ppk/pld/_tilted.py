@@ -110,7 +110,10 @@ def saddle(prepared: list[Factor], target_index: float, t_max: float, *, cell: f
         return 0.0
     # a target past the largest tilt's mean (the support's far end): t_max at once, not after tens of Newton
     # steps crawling up to it (the moments at t_max are kept: every such key asks for the same ones)
-    if mean_var(t_max)[0] < target_index:
+    # (only past the tolerance below: a target within it of t_max's mean is met by a smaller tilt, which the
+    # clamped-tilt read of _tilted_bracket.log_upper needs as the next tilt inwards)
+    m_max, v_max = mean_var(t_max)
+    if m_max < target_index - 0.1 * max(1.0, math.sqrt(v_max)):
         return t_max
     lo, hi, t = 0.0, t_max, 0.0
     for _ in range(100):        # Newton on the increasing mean (its derivative is the variance), kept in [lo, hi]
