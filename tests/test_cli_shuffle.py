@@ -28,6 +28,8 @@ def test_partial_knowledge_and_wrong_input(capsys):
     assert "needs --p" in capsys.readouterr().err
     assert main(["shuffle", "--eps0", "-1"]) == 2
     assert "--eps0 must be" in capsys.readouterr().err
+    assert main(["shuffle", "--n", "300", "--p", "0.3"]) == 2   # a belief about no one: refused, not ignored
+    assert "--p is the belief about the users the attacker does not know" in capsys.readouterr().err
 
 
 def test_progress_goes_to_a_terminal_only(capsys):
@@ -48,7 +50,8 @@ def test_k_ary_reports_and_its_refusals(capsys):
     assert out["curve"][0]["delta_lower"] == pytest.approx(lo, rel=1e-15) and out["curve"][0]["delta_upper"] >= up
     assert main(["shuffle", "--n", "300", "--categories", "4", "--known", "0", "--eps", "0.5"]) == 0
     assert "knows no other value" in capsys.readouterr().out
-    for bad, said in ((["--known", "5"], "--known 5: with --categories >= 3"), (["--p", "0.3"], "--p is for binary")):
+    for bad, said in ((["--known", "5"], "--known 5: with --categories >= 3"), (["--p", "0.3"], "--p is for binary"),
+                      (["--known", "400"], "--known must be <= 299")):
         assert main(["shuffle", "--n", "300", "--categories", "3", *bad]) == 2
         assert said in capsys.readouterr().err
     with pytest.raises(SystemExit):   # argparse's own refusal

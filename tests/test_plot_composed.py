@@ -78,3 +78,12 @@ def test_compose_plot_bad_path_is_one_line(plot, words, tmp_path, capsys):
     assert err.startswith("ppk compose: error: ") and err.count("\n") == 1
     for w in words:
         assert w in err
+
+
+def test_an_accountant_of_one_query_is_plotted_as_it_reports():
+    """A plan of one bracketed query answers from the query's own bracket, so its plot draws that curve (not the
+    PLD's, which is flat at its overflow mass deep in the tail)."""
+    from ppk.plotting import _as_plotted
+    h = ppk.HistogramQuery(n=300, known=30, probs=[0.3, 0.3, 0.4], sigma=1.0)
+    assert _as_plotted(ppk.Accountant().add(h)) is h
+    assert type(_as_plotted(ppk.Accountant().add(h).add_gaussian(sigma=3.0))).__name__ == "_Composed"

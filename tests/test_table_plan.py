@@ -129,6 +129,8 @@ def test_public_parts_keep_the_challenge_row_in_its_group(seed):
     np.testing.assert_allclose(sharp.log_delta_bracket([0.1, 1.0]), noisy.log_delta_bracket([0.1, 1.0]), rtol=1e-12)
     with pytest.raises(ValueError, match="public must give the public part of exactly"):
         TablePlan(n=400, known=100, probs=probs, counts=counts, public={cells[0]: "N"})
+    with pytest.raises(TypeError, match=r"public\[\('N', 'a'\)\] must be a hashable public part"):
+        TablePlan(n=400, known=100, probs=probs, counts=counts, public={c: [c[0]] for c in cells})
     with pytest.raises(TypeError, match="public must map"):
         TablePlan(n=400, known=100, probs=probs, counts=counts, public=["N"] * 6)
 

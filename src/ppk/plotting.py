@@ -44,11 +44,14 @@ class _Composed:
 
 
 def _as_plotted(q: Any) -> Any:
-    """A query as it is, a PLD or an Accountant wrapped; None for anything else."""
+    """A query as it is, a PLD or an Accountant wrapped; None for anything else.  An Accountant whose plan is one
+    bracketed query released once is that query (what its delta and epsilon report)."""
     from .pld.accountant import Accountant
     from .pld.distribution import PrivacyLossDistribution
     if isinstance(q, PrivacyCurve):
         return q
+    if isinstance(q, Accountant) and q._plan and q._alone() is not None:
+        return q._alone()
     if isinstance(q, (PrivacyLossDistribution, Accountant)):
         return _Composed(q)
     return None

@@ -386,7 +386,16 @@ def _public_parts(public: Mapping[Category, Hashable] | None, categories: tuple)
         raise ValueError(f"public must give the public part of exactly the categories probs lists: "
                          f"{'missing ' + repr(missing[:5]) if missing else ''}{' ' if missing and extra else ''}"
                          f"{'not in probs ' + repr(extra[:5]) if extra else ''}")
-    return tuple(public[c] for c in categories)
+    parts = tuple(public[c] for c in categories)
+    for c, part in zip(categories, parts):
+        try:
+            hash(part)
+        except TypeError:
+            raise TypeError(f"public[{c!r}] must be a hashable public part (a string, number or tuple), got "
+                            f"{type(part).__name__}") from None
+        if part != part:
+            raise ValueError(f"public[{c!r}] is NaN: a public part must equal itself")
+    return parts
 
 
 def _dominant_pairs(probs: Sequence[float], sets: Sequence[frozenset], sigmas: Sequence[float],

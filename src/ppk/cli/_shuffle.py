@@ -18,6 +18,9 @@ from ._emit import exp_rounded_up, fmt_from_log, fmt_number, print_json, print_r
 def _run(args: argparse.Namespace) -> int:
     if args.categories > 2:
         return _run_kary(args, args.categories)
+    if args.p is not None and (args.known is None or args.known >= args.n - 1):
+        raise ValueError("--p is the belief about the users the attacker does not know: it needs --known K < --n - 1 "
+                         "(without --known every other input is known, standard shuffle DP)")
     if args.known is not None and args.known < args.n - 1 and args.p is None:
         raise ValueError(f"--known {args.known} < --n - 1 needs --p: the probability that each user the attacker does "
                          "not know holds a 1")
@@ -55,6 +58,8 @@ def _run_kary(args: argparse.Namespace, k: int) -> int:
     if args.p is not None:
         raise ValueError("--p is for binary reports; with --categories >= 3 an attacker who knows no other value "
                          "(--known 0) believes the values uniform")
+    if args.known is not None and args.known > args.n - 1:
+        raise ValueError(f"known must be <= {args.n - 1}, got {args.known}")
     if args.known not in (None, 0, args.n - 1):
         raise ValueError(f"--known {args.known}: with --categories >= 3 the attacker knows every other value (omit "
                          "--known) or none (--known 0); partial knowledge is not implemented (docs/shuffle.md, k-ary)")
