@@ -50,8 +50,9 @@ def _as_plotted(q: Any) -> Any:
     from .pld.distribution import PrivacyLossDistribution
     if isinstance(q, PrivacyCurve):
         return q
-    if isinstance(q, Accountant) and q._plan and q._alone() is not None:
-        return q._alone()
+    alone = q._alone() if isinstance(q, Accountant) else None
+    if alone is not None:
+        return alone
     if isinstance(q, (PrivacyLossDistribution, Accountant)):
         return _Composed(q)
     return None
