@@ -87,14 +87,19 @@ def test_adjacency_reaches_the_subsampled_builders(adjacency, capsys):
             "--interval", "1e-3"]
     assert main(argv) == 0
     out = json.loads(capsys.readouterr().out)
-    from ppk.cli._compose import _SUBSAMPLED_TAILS     # the CLI cuts the tails deeper than the API's default
+    # the tails cut as deep as the answer needs, as the Accountant's (docs/dpsgd.md, "The tails"): its number,
+    # within 0.1 % of the deepest cut's (e^-800) and inside that one's bracket
+    acc = ppk.Accountant(value_discretization_interval=1e-3).add_subsampled_gaussian(
+        sigma=2.0, sampling_prob=0.01, times=1000, adjacency=adjacency)
+    lower, upper = acc.delta_bracket(1.34)
     pld = ppk.PrivacyLossDistribution.from_gaussian_mechanism(2.0, sampling_prob=0.01, adjacency=adjacency,
                                                               value_discretization_interval=1e-3,
-                                                              log_mass_truncation_bound=_SUBSAMPLED_TAILS
-                                                              ).self_compose(1000)
+                                                              log_mass_truncation_bound=-800.0).self_compose(1000)
+    deep_lower, deep_upper = pld.delta_bracket(1.34)
     (row,) = out["curve"]
     assert out["adjacency"] == adjacency
-    assert row["log_delta_upper"] == pld.log_delta_bracket(1.34)[1]
+    assert row["delta_upper"] == math.nextafter(upper, 1.0) and row["delta_lower"] == math.nextafter(lower, 0.0)
+    assert deep_lower <= upper <= deep_upper * (1 + 1e-3)
     if adjacency == "add":      # e^-43.4 against the remove order's e^-33.7
         both = ppk.PrivacyLossDistribution.from_gaussian_mechanism(2.0, sampling_prob=0.01,
                                                                    value_discretization_interval=1e-3).self_compose(1000)

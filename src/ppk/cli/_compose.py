@@ -11,6 +11,7 @@ from fractions import Fraction
 from typing import Any, NamedTuple
 
 from ..pld import PrivacyLossDistribution as PLD
+from ..pld import _tail_cut
 from ..pld.mechanisms import randomized_response_pmfs
 from ..records import guarantee, make_record
 from ._args import add_command, add_json_flag, whole
@@ -94,17 +95,21 @@ def _in_cli_terms(message: str) -> str:
     return message
 
 
-#: The subsampled Gaussian's tails are cut where they fall below e^this (the API's default is dp_accounting's
-#: e^-50): the mass cut counts as infinite loss, so at e^-50, 3000 runs could certify nothing below ~1e-19.
-_SUBSAMPLED_TAILS = -800.0
+#: The subsampled Gaussian's deepest tail cut (the plot's; the API's default is dp_accounting's e^-50).  The
+#: mass cut counts as infinite loss, so each --eps / --delta question cuts only as deep as its answer needs,
+#: as the Accountant does (ppk.pld._tail_cut, docs/dpsgd.md "The tails"): at e^-50 for every question,
+#: 3000 runs could certify nothing below ~1e-19.
+_SUBSAMPLED_TAILS = _tail_cut.RUNGS[-1]
 #: --adjacency -> what the record says the attacker changes
 _ADJACENCY_TEXT = {"add_or_remove": "add or remove one row: the larger of both orders",
                    "remove": "remove one row", "add": "add one row"}
 
 
-def build(runs: Runs, *, sensitivity: float, interval: float, adjacency: str = "add_or_remove") -> PLD:
+def build(runs: Runs, *, sensitivity: float, interval: float, adjacency: str = "add_or_remove",
+          cut: float = _SUBSAMPLED_TAILS, leaves: list | None = None) -> PLD:
     """The PLD of ``runs`` (``self_compose`` of one run's); library errors are re-worded in CLI terms.
-    ``adjacency`` orients the subsampled mechanisms (the others are symmetric: every adjacency is the same)."""
+    ``adjacency`` orients the subsampled mechanisms (the others are symmetric: every adjacency is the same);
+    a subsampled Gaussian's tails are cut at e^``cut``, and its one run and count appended to ``leaves``."""
     v, dx = runs.values, interval
     try:
         if runs.option == "gaussian":
@@ -114,7 +119,9 @@ def build(runs: Runs, *, sensitivity: float, interval: float, adjacency: str = "
         elif runs.option == "subsampled-gaussian":
             one = PLD.from_gaussian_mechanism(v[0], sensitivity=sensitivity, sampling_prob=v[1],
                                               value_discretization_interval=dx, adjacency=adjacency,
-                                              log_mass_truncation_bound=_SUBSAMPLED_TAILS)
+                                              log_mass_truncation_bound=cut)
+            if leaves is not None:
+                leaves.append((one, runs.times))
         elif runs.option == "subsampled-laplace":
             one = PLD.from_laplace_mechanism(v[0], sensitivity=sensitivity, sampling_prob=v[1],
                                              value_discretization_interval=dx, adjacency=adjacency)
@@ -189,13 +196,15 @@ def _check_size(plan: list[Runs], *, sensitivity: float, interval: float) -> Non
             "distinct mechanisms, or a coarser --interval")
 
 
-def compose_plan(plan: list[Runs], *, sensitivity: float, interval: float, adjacency: str = "add_or_remove") -> PLD:
-    """The plan's PLD: its runs composed in the order typed (several --gaussian options merged into one)."""
+def compose_plan(plan: list[Runs], *, sensitivity: float, interval: float, adjacency: str = "add_or_remove",
+                 cut: float = _SUBSAMPLED_TAILS, leaves: list | None = None) -> PLD:
+    """The plan's PLD: its runs composed in the order typed (several --gaussian options merged into one);
+    ``cut`` and ``leaves`` as for :func:`build`."""
     plan = _merged_gaussians(plan)
     _check_size(plan, sensitivity=sensitivity, interval=interval)
     out: PLD | None = None
     for runs in plan:
-        part = build(runs, sensitivity=sensitivity, interval=interval, adjacency=adjacency)
+        part = build(runs, sensitivity=sensitivity, interval=interval, adjacency=adjacency, cut=cut, leaves=leaves)
         try:
             out = part if out is None else out.compose(part)
         except ValueError as exc:
@@ -237,7 +246,7 @@ def _outward(lo: float, hi: float, log_hi: float) -> tuple[float, float]:
 
 
 def _curve_rows(pld: PLD, eps: list[float]) -> list[dict]:
-    lo, hi = pld.delta_bracket(eps)
+    lo, hi = pld.delta_bracket(eps)   # (cached: _run asked it already to choose the cut)
     log_lo, log_hi = pld.log_delta_bracket(eps)
     rows = []
     for e, a, b, la, lb in zip(eps, lo, hi, log_lo, log_hi):
@@ -327,12 +336,25 @@ def _run(args: argparse.Namespace) -> int:
     plan = [_parse(option, text) for option, text in args.plan]
     # a fresh plan per question: a plan caches its tilts, and what it was asked before can change (or,
     # in ppk 0.1.0, break) the next answer; fresh plans give every answer as the Python API gives it alone
-    def fresh() -> PLD:
-        return compose_plan(plan, sensitivity=args.sensitivity, interval=args.interval, adjacency=args.adjacency)
-    curve = _curve_rows(fresh(), args.eps) if args.eps else []
-    epsilons = [_epsilon_row(fresh(), d) for d in args.delta or []]
+    def fresh(cut: float = _SUBSAMPLED_TAILS) -> tuple[PLD, float]:   # and its cut mass (ppk.pld._tail_cut)
+        leaves: list = []
+        pld = compose_plan(plan, sensitivity=args.sensitivity, interval=args.interval, adjacency=args.adjacency,
+                           cut=cut, leaves=leaves)
+        return pld, _tail_cut.cut_mass(leaves, cut, compositions)
+    # each question's tails cut as deep as its answer needs (as the Accountant's, docs/dpsgd.md "The tails")
+    runs = sum(r.times for r in plan if r.option == "subsampled-gaussian")
+    compositions = _tail_cut.steps(r.times for r in plan)
+
+    def for_eps(eps: list[float]) -> PLD:    # (no subsampled Gaussian: no tails to cut, one plan for all)
+        return _tail_cut.deepening(fresh, lambda pld: pld.delta_bracket(eps), runs, compositions)[0] if runs \
+            else fresh()[0]
+
+    def for_delta(delta: float) -> PLD:
+        return _tail_cut.for_delta(delta, fresh, runs, compositions) if runs else fresh()[0]
+    curve = _curve_rows(for_eps(args.eps), args.eps) if args.eps else []
+    epsilons = [_epsilon_row(for_delta(d), d) for d in args.delta or []]
     plan_text = _describe(plan)
-    plot_line = _plot(fresh(), args.plot, args.eps, plan_text) if args.plot is not None else None
+    plot_line = _plot(fresh()[0], args.plot, args.eps, plan_text) if args.plot is not None else None
     record = _record(curve, epsilons, plan_text, args.adjacency)
     if args.json:
         print_json(dict(plan=[dict(mechanism=r.option, values=dict(zip(_MECHANISMS[r.option][0], r.values)),

@@ -23,15 +23,15 @@ import numpy.typing as npt
 from .._curve import BracketedCurve, PrivacyCurve
 from .._typing import FloatArray
 from .._validate import choice, flag, integer, real, real_array, text
-from . import _convolution, dp_events, mechanisms
+from . import _convolution, _tail_cut, dp_events, mechanisms
 from .distribution import PrivacyLossDistribution
 
 __all__ = ["Accountant"]
 
-#: The subsampled mechanisms' tails are cut where they fall below e^this, as ``ppk compose`` does: the mass
-#: cut counts as an infinite loss, so dp_accounting's e^-50 would keep 3000 runs from certifying a delta
-#: below ~1e-19 (docs/dpsgd.md).
-SUBSAMPLED_LOG_TAIL = -800.0
+#: The deepest cut of the subsampled Gaussian's tails (:meth:`Accountant.pld`'s, and every answer's when the
+#: question needs it): each question cuts them only as deep as it needs (ppk.pld._tail_cut, docs/dpsgd.md,
+#: "The tails"), since the mass cut counts as an infinite loss and a deeper cut costs more.
+SUBSAMPLED_LOG_TAIL = _tail_cut.RUNGS[-1]
 
 
 class Accountant:
@@ -77,7 +77,9 @@ class Accountant:
         self.neighboring_relation = dp_events.neighboring_relation(neighboring_relation)
         self._plan: list[tuple[str, PrivacyLossDistribution | None, int]] = []   # None: built when needed (_leaf)
         self._databases: dict[Hashable, str] = {}
-        self._composed: PrivacyLossDistribution | None = None
+        self._composed: dict[float, PrivacyLossDistribution] = {}   # the plan composed, per tail cut
+        self._cut_leaves: dict[int, Callable[[float], PrivacyLossDistribution]] = {}   # entry -> builder at a cut
+        self._at_cut: dict[tuple[int, float], PrivacyLossDistribution] = {}
         self._sources: list[tuple[Hashable | None, Any]] = []   # each plan entry's rows key and release
         #: What the accountant did beyond composing (releases over shared rows taken at their added noise).
         self.notes: list[str] = []
@@ -128,7 +130,7 @@ class Accountant:
             self._databases[key] = label
         self._plan.append((label, pld, times))
         self._sources.append((key, release))
-        self._composed = None
+        self._composed = {}
         return self
 
     def compose(self, event: Any, count: int = 1) -> "Accountant":
@@ -226,12 +228,20 @@ class Accountant:
         times = integer("times", times, minimum=1)
         sigma = real("sigma", sigma, minimum=0.0, min_inclusive=False)
         sampling_prob = real("sampling_prob", sampling_prob, minimum=0.0, maximum=1.0, min_inclusive=False)
-        with _in_our_words("standard_deviation", "sigma"):
-            pld = PrivacyLossDistribution.from_gaussian_mechanism(
-                sigma, sensitivity=sensitivity, sampling_prob=sampling_prob, adjacency=adjacency,
-                value_discretization_interval=self.value_discretization_interval,
-                log_mass_truncation_bound=SUBSAMPLED_LOG_TAIL)
-        return self.add(pld, times=times, name=f"subsampled Gaussian(sigma={sigma:g}, q={sampling_prob:g})")
+        dx, composition = self.value_discretization_interval, self.composition
+
+        def at_cut(cut: float) -> PrivacyLossDistribution:   # its tails cut at e^cut (ppk.pld._tail_cut)
+            with _in_our_words("standard_deviation", "sigma"):
+                return PrivacyLossDistribution.from_gaussian_mechanism(
+                    sigma, sensitivity=sensitivity, sampling_prob=sampling_prob, adjacency=adjacency,
+                    value_discretization_interval=dx, log_mass_truncation_bound=cut).with_composition(composition)
+        # the shallowest cut built now (bad arguments are refused when added); deeper ones when a question needs them
+        self.add(at_cut(_tail_cut.RUNGS[0]), times=times,
+                 name=f"subsampled Gaussian(sigma={sigma:g}, q={sampling_prob:g})")
+        i = len(self._plan) - 1
+        self._cut_leaves[i] = at_cut
+        self._at_cut[(i, _tail_cut.RUNGS[0])] = self._leaf(i)
+        return self
 
     def add_subsampled_laplace(self, *, scale: float, sampling_prob: float, sensitivity: float = 1.0,
                                times: int = 1, adjacency: str = "add_or_remove") -> "Accountant":
@@ -290,22 +300,57 @@ class Accountant:
         source = self._sources[0][1]
         return source if isinstance(source, BracketedCurve) else None
 
-    def pld(self) -> PrivacyLossDistribution:
-        """The composed privacy loss distribution of the whole plan (computed once)."""
+    def _leaf_at(self, i: int, cut: float) -> PrivacyLossDistribution:
+        """Entry ``i``'s PLD with its tails cut at e^cut (only a subsampled Gaussian's depends on it)."""
+        if i not in self._cut_leaves:
+            return self._leaf(i)
+        if (i, cut) not in self._at_cut:
+            self._at_cut[(i, cut)] = self._cut_leaves[i](cut)
+        return self._at_cut[(i, cut)]
+
+    def _exposure(self) -> tuple[int, int]:
+        """(runs of the cut leaves, compositions of the plan): what scales the cut mass (ppk.pld._tail_cut)."""
+        return (sum(self._plan[i][2] for i in self._cut_leaves),
+                _tail_cut.steps(times for _, _, times in self._plan))
+
+    def _cut_mass(self, cut: float) -> float:
+        """The most the answers at this cut can exceed the deepest cut's (the mass cut, ppk.pld._tail_cut)."""
+        return _tail_cut.cut_mass([(self._leaf_at(i, cut), self._plan[i][2]) for i in self._cut_leaves], cut,
+                                  self._exposure()[1])
+
+    def _composed_at(self, cut: float) -> PrivacyLossDistribution:
+        """The plan composed with its subsampled tails cut at e^cut (once per cut)."""
         if not self._plan:
             raise ValueError("the plan is empty: add releases first")
-        if self._composed is None:
+        if not self._cut_leaves:
+            cut = SUBSAMPLED_LOG_TAIL     # no leaf depends on the cut: one composition serves every question
+        if cut not in self._composed:
             out: PrivacyLossDistribution | None = None
             for i, (label, _, times) in enumerate(self._plan):
                 if self.progress:
                     print(f"ppk accountant: composing {i + 1}/{len(self._plan)}: {label} x {times}", file=sys.stderr,
                           flush=True)
-                pld = self._leaf(i)
+                pld = self._leaf_at(i, cut)
                 part = pld.self_compose(times) if times > 1 else pld
                 out = part if out is None else out.compose(part)
-            self._composed = out
-        assert self._composed is not None
-        return self._composed
+            assert out is not None
+            self._composed[cut] = out
+        return self._composed[cut]
+
+    def pld(self) -> PrivacyLossDistribution:
+        """The composed privacy loss distribution of the whole plan, subsampled tails cut at the deepest
+        e^-800 (computed once; the questions below cut them only as deep as each needs, docs/dpsgd.md)."""
+        return self._composed_at(SUBSAMPLED_LOG_TAIL)
+
+    def _deepening(self, ask: Callable[[PrivacyLossDistribution], Any]) -> Any:
+        """``ask``'s (lower, upper) of the composed plan at the shallowest cut whose mass is at most 0.1 % of
+        the smallest upper end (ppk.pld._tail_cut): certified at any cut, within that of the deepest's."""
+        if not self._cut_leaves:
+            return ask(self.pld())
+        return _tail_cut.deepening(self._at, ask, *self._exposure())[1]
+
+    def _at(self, cut: float) -> tuple[PrivacyLossDistribution, float]:
+        return self._composed_at(cut), self._cut_mass(cut)
 
     @overload
     def delta_bracket(self, eps: float) -> tuple[float, float]: ...
@@ -322,7 +367,9 @@ class Accountant:
         bracket (:meth:`pld` is then a looser, composable stand-in)."""
         eps = _eps_or_epsilon(eps, epsilon)
         alone = self._alone()
-        return alone.delta_bracket(eps) if alone is not None else self.pld().delta_bracket(eps)
+        if alone is not None:
+            return alone.delta_bracket(eps)
+        return self._deepening(lambda pld: pld.delta_bracket(eps))
 
     @overload
     def delta(self, eps: float) -> float: ...
@@ -339,9 +386,14 @@ class Accountant:
         return hi
 
     def epsilon(self, delta: float) -> float:
-        """The smallest eps whose certified delta is <= ``delta`` (rounded up)."""
+        """The smallest eps whose certified delta is <= ``delta`` (rounded up).  Subsampled tails are cut where
+        the mass cut is at most 0.1 % of ``delta`` (docs/dpsgd.md, "The tails")."""
         alone = self._alone()
-        return alone.epsilon(delta) if alone is not None else self.pld().get_epsilon_for_delta(delta)
+        if alone is not None:
+            return alone.epsilon(delta)
+        delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False)
+        pld = _tail_cut.for_delta(delta, self._at, *self._exposure()) if self._cut_leaves else self.pld()
+        return pld.get_epsilon_for_delta(delta)
 
     def get_epsilon(self, target_delta: float) -> float:
         """dp_accounting's name for :meth:`epsilon`: the certified eps at ``target_delta``."""
@@ -355,7 +407,9 @@ class Accountant:
         """Certified ``(lower, upper)`` on the best attack's power 1 - beta(alpha) at false-positive rate alpha
         (vectorised), of the composed plan: :func:`ppk.tradeoff.power_bracket`, docs/tradeoff.md."""
         alone = self._alone()
-        return alone.power_bracket(alpha) if alone is not None else self.pld().power_bracket(alpha)
+        if alone is not None:
+            return alone.power_bracket(alpha)
+        return self._deepening(lambda pld: pld.power_bracket(alpha))
 
 
 @contextlib.contextmanager

@@ -1,0 +1,102 @@
+"""How deep a subsampled Gaussian mechanism's tails are cut, chosen from the question asked (docs/dpsgd.md,
+"The tails").
+
+The builder puts the mass beyond the cut into the overflow, which the upper end counts as an infinite loss:
+an answer at any cut is certified, the cut only loosens it.  k runs of a PLD whose overflow is m (per law)
+put at most k m of the composed pair there (a union bound), so a plan's answers at cut c move by at most
+the *cut mass* M(c) = sum over its subsampled leaves of runs x overflow, plus what an eager composition cuts
+at each step (at most e^c at each end of each law).  A deeper cut costs more: its support is wider
+(sqrt(-2c) deviations), e^-800 about 6x the build of e^-50.  So the cut is the shallowest of a few rungs
+(cached per rung) where M(c) is a negligible share of the answer:
+
+* eps at delta: M(c) <= SHARE x delta, chosen before building (each law's tails beyond the cut are below
+  e^c at each end) and checked on the masses the builder reports;
+* delta, its bracket, the attack's power: from the shallowest rung down, until M(c) <= SHARE x the
+  answer's smallest upper end (or the deepest rung).
+
+SHARE = 1e-3: an answer moves by at most 0.1 % of delta, below the loss grid's own slack at the default
+grid (docs/dpsgd.md, "The grid": 1e-4 against 3e-4 moves eps by 4e-5 relative, a delta change of ~1e-3
+at the slopes of DP-SGD's curves), and never below the truth.  At DP-SGD's sizes it is the shallowest
+rung, e^-50 (dp_accounting's), for every delta above ~1e-16 x runs / 1000.
+"""
+from __future__ import annotations
+
+import math
+from typing import Any, Callable, Iterable, TypeVar
+
+import numpy as np
+
+__all__: list[str] = []
+
+T = TypeVar("T")
+
+#: The cuts tried, shallowest first: dp_accounting's e^-50 down to e^-800 (below every delta a double
+#: holds; the deepest, and the only cut before issue #42).
+RUNGS = (-50.0, -100.0, -200.0, -400.0, -800.0)
+#: The largest share of the answer (delta, or the power's upper end) the cut mass may be.
+SHARE = 1e-3
+
+
+def steps(times: Iterable[int]) -> int:
+    """How many compositions (each cut at the plan's shallowest cut when done eagerly) a plan of these runs
+    takes at most: binary powering's squarings and products, and one per entry."""
+    return sum(2 * t.bit_length() + 1 for t in times)
+
+
+def a_priori_mass(cut: float, runs: int, compositions: int) -> float:
+    """A bound on the cut mass before building: each law's tails beyond the builder's cut are below e^cut at
+    each end (ppk.pld.subsampled.gaussian cuts at sqrt(-2 cut) + 2 deviations), as is each composition's cut."""
+    return 2.0 * math.exp(cut) * (runs + compositions)
+
+
+def rung_for(allowed: float, runs: int, compositions: int) -> float:
+    """The shallowest rung whose a-priori cut mass is at most ``allowed`` (the deepest if none is)."""
+    for cut in RUNGS:
+        if a_priori_mass(cut, runs, compositions) <= allowed:
+            return cut
+    return RUNGS[-1]
+
+
+def deeper(cut: float, allowed: float, runs: int, compositions: int) -> float:
+    """The next cut to try after ``cut`` proved too shallow: the first deeper rung whose a-priori cut mass is
+    at most ``allowed`` (SHARE x an estimate of the answer), or the next rung when the answer at ``cut`` was
+    all cut mass (``allowed`` <= 0: its size unknown, and each rung cuts e^-50 or less of the one before)."""
+    below = [c for c in RUNGS if c < cut] or [RUNGS[-1]]
+    if allowed <= 0:
+        return below[0]
+    return next((c for c in below if a_priori_mass(c, runs, compositions) <= allowed), RUNGS[-1])
+
+
+def cut_mass(leaves: Iterable[tuple[object, int]], cut: float, compositions: int) -> float:
+    """M(cut): sum of runs x the larger overflow of each cut leaf (the builder's report), plus the eager
+    compositions' cuts, rounded up."""
+    total = sum(float(t) * float(max(getattr(pld, "overflow_mass_upper"), getattr(pld, "overflow_mass_lower")))
+                for pld, t in leaves)
+    return (total + 2.0 * math.exp(cut) * compositions) * (1 + 1e-12)
+
+
+def for_delta(delta: float, at: Callable[[float], tuple[T, float]], runs: int, compositions: int) -> T:
+    """What ``at(cut)`` builds (with its cut mass) for eps at ``delta``: at the a-priori rung, deeper while the
+    mass the builders report exceeds SHARE x delta (never, while the a-priori bound holds)."""
+    allowed = SHARE * delta
+    cut = rung_for(allowed, runs, compositions)
+    built, mass = at(cut)
+    while cut != RUNGS[-1] and mass > allowed:
+        cut = deeper(cut, allowed, runs, compositions)
+        built, mass = at(cut)
+    return built
+
+
+def deepening(at: Callable[[float], tuple[T, float]], ask: Callable[[T], tuple[Any, Any]], runs: int,
+              compositions: int) -> tuple[T, tuple[Any, Any]]:
+    """What ``at(cut)`` builds and ``ask``'s (lower, upper) of it (floats or arrays), at the shallowest cut
+    whose mass is at most SHARE x the smallest upper end, from the shallowest rung down: certified at any cut."""
+    cut = RUNGS[0]
+    while True:
+        built, mass = at(cut)
+        lo, hi = ask(built)
+        if cut == RUNGS[-1] or np.size(hi) == 0 or mass <= SHARE * float(np.min(hi)):
+            return built, (lo, hi)
+        # the deeper answer is at least the lower end here (certified) and at least this one less the mass
+        floor = float(np.min(np.maximum(np.asarray(lo, dtype=float), np.asarray(hi, dtype=float) - mass)))
+        cut = deeper(cut, SHARE * floor, runs, compositions)
