@@ -109,7 +109,7 @@ def build(runs: Runs, *, sensitivity: float, interval: float, adjacency: str = "
           cut: float = _SUBSAMPLED_TAILS, leaves: list | None = None) -> PLD:
     """The PLD of ``runs`` (``self_compose`` of one run's); library errors are re-worded in CLI terms.
     ``adjacency`` orients the subsampled mechanisms (the others are symmetric: every adjacency is the same);
-    a subsampled Gaussian's tails are cut at e^``cut``, and its one run and count appended to ``leaves``."""
+    a subsampled Gaussian's tails are cut at e^``cut``; (one run, count, whether cut there) appended to ``leaves``."""
     v, dx = runs.values, interval
     try:
         if runs.option == "gaussian":
@@ -120,14 +120,14 @@ def build(runs: Runs, *, sensitivity: float, interval: float, adjacency: str = "
             one = PLD.from_gaussian_mechanism(v[0], sensitivity=sensitivity, sampling_prob=v[1],
                                               value_discretization_interval=dx, adjacency=adjacency,
                                               log_mass_truncation_bound=cut)
-            if leaves is not None:
-                leaves.append((one, runs.times))
         elif runs.option == "subsampled-laplace":
             one = PLD.from_laplace_mechanism(v[0], sensitivity=sensitivity, sampling_prob=v[1],
                                              value_discretization_interval=dx, adjacency=adjacency)
         else:
             p, q = randomized_response_pmfs(v[0])
             one = PLD.from_pmfs(p, q, value_discretization_interval=dx)
+        if leaves is not None:
+            leaves.append((one, runs.times, runs.option == "subsampled-gaussian"))
         return one.self_compose(runs.times) if runs.times > 1 else one
     except ValueError as exc:
         raise ValueError(f"--{runs.option} {runs.text}: {_in_cli_terms(str(exc))}") from None
@@ -340,7 +340,9 @@ def _run(args: argparse.Namespace) -> int:
         leaves: list = []
         pld = compose_plan(plan, sensitivity=args.sensitivity, interval=args.interval, adjacency=args.adjacency,
                            cut=cut, leaves=leaves)
-        return pld, _tail_cut.cut_mass(leaves, cut, compositions)
+        tilted = _tail_cut.read_off_tilts(pld, [one for one, _, _ in leaves])
+        return pld, _tail_cut.cut_mass([(one, k) for one, k, cut_here in leaves if cut_here], cut,
+                                       0 if tilted else compositions)
     # each question's tails cut as deep as its answer needs (as the Accountant's, docs/dpsgd.md "The tails")
     runs = sum(r.times for r in plan if r.option == "subsampled-gaussian")
     compositions = _tail_cut.steps(r.times for r in plan)
@@ -350,7 +352,15 @@ def _run(args: argparse.Namespace) -> int:
             else fresh()[0]
 
     def for_delta(delta: float) -> PLD:
-        return _tail_cut.for_delta(delta, fresh, runs, compositions) if runs else fresh()[0]
+        if not runs:
+            return fresh()[0]
+        built: dict[float, tuple[PLD, float]] = {}    # this question's plans, per cut
+
+        def mass_at(cut: float) -> float:
+            if cut not in built:
+                built[cut] = fresh(cut)
+            return built[cut][1]
+        return built[_tail_cut.for_delta(delta, mass_at, runs, compositions)][0]
     curve = _curve_rows(for_eps(args.eps), args.eps) if args.eps else []
     epsilons = [_epsilon_row(for_delta(d), d) for d in args.delta or []]
     plan_text = _describe(plan)

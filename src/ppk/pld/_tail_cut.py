@@ -67,24 +67,33 @@ def deeper(cut: float, allowed: float, runs: int, compositions: int) -> float:
     return next((c for c in below if a_priori_mass(c, runs, compositions) <= allowed), RUNGS[-1])
 
 
+def read_off_tilts(composed: Any, leaves: Iterable[Any]) -> bool:
+    """Whether ``composed`` is one of ``leaves`` or a plan of them alone (ppk.pld._plan): its answers are then
+    read off tilted compositions, which cut nothing, so only the leaves' own cuts count."""
+    ids = {id(leaf) for leaf in leaves}
+    plan = getattr(composed, "_plan", None)
+    return id(composed) in ids or (plan is not None and all(id(leaf) in ids for leaf, _ in plan.factors))
+
+
 def cut_mass(leaves: Iterable[tuple[object, int]], cut: float, compositions: int) -> float:
-    """M(cut): sum of runs x the larger overflow of each cut leaf (the builder's report), plus the eager
-    compositions' cuts, rounded up."""
+    """M(cut): sum of runs x the larger overflow of each cut leaf (the builder's report), plus the cuts of
+    ``compositions`` eager compositions (0 for a plan read off tilts), rounded up."""
     total = sum(float(t) * float(max(getattr(pld, "overflow_mass_upper"), getattr(pld, "overflow_mass_lower")))
                 for pld, t in leaves)
     return (total + 2.0 * math.exp(cut) * compositions) * (1 + 1e-12)
 
 
-def for_delta(delta: float, at: Callable[[float], tuple[T, float]], runs: int, compositions: int) -> T:
-    """What ``at(cut)`` builds (with its cut mass) for eps at ``delta``: at the a-priori rung, deeper while the
-    mass the builders report exceeds SHARE x delta (never, while the a-priori bound holds)."""
+def for_delta(delta: float, mass_at: Callable[[float], float], runs: int, compositions: int) -> float:
+    """The cut for eps at ``delta``: the shallowest rung if the mass its builders report (``mass_at``) is at
+    most SHARE x delta (the shallowest leaves are built when added), else the a-priori rung, deeper while the
+    reported mass exceeds it (never, while the a-priori bound holds)."""
     allowed = SHARE * delta
-    cut = rung_for(allowed, runs, compositions)
-    built, mass = at(cut)
-    while cut != RUNGS[-1] and mass > allowed:
+    if mass_at(RUNGS[0]) <= allowed:
+        return RUNGS[0]
+    cut = min(rung_for(allowed, runs, compositions), RUNGS[1])
+    while cut != RUNGS[-1] and mass_at(cut) > allowed:
         cut = deeper(cut, allowed, runs, compositions)
-        built, mass = at(cut)
-    return built
+    return cut
 
 
 def deepening(at: Callable[[float], tuple[T, float]], ask: Callable[[T], tuple[Any, Any]], runs: int,

@@ -315,8 +315,10 @@ class Accountant:
 
     def _cut_mass(self, cut: float) -> float:
         """The most the answers at this cut can exceed the deepest cut's (the mass cut, ppk.pld._tail_cut)."""
-        return _tail_cut.cut_mass([(self._leaf_at(i, cut), self._plan[i][2]) for i in self._cut_leaves], cut,
-                                  self._exposure()[1])
+        leaves = [self._leaf_at(i, cut) for i in range(len(self._plan))]
+        tilted = self.composition == "auto" and _tail_cut.read_off_tilts(self._composed_at(cut), leaves)
+        return _tail_cut.cut_mass([(leaves[i], self._plan[i][2]) for i in self._cut_leaves], cut,
+                                  0 if tilted else self._exposure()[1])
 
     def _composed_at(self, cut: float) -> PrivacyLossDistribution:
         """The plan composed with its subsampled tails cut at e^cut (once per cut)."""
@@ -392,8 +394,8 @@ class Accountant:
         if alone is not None:
             return alone.epsilon(delta)
         delta = real("delta", delta, minimum=0.0, maximum=1.0, min_inclusive=False)
-        pld = _tail_cut.for_delta(delta, self._at, *self._exposure()) if self._cut_leaves else self.pld()
-        return pld.get_epsilon_for_delta(delta)
+        cut = _tail_cut.for_delta(delta, self._cut_mass, *self._exposure()) if self._cut_leaves else SUBSAMPLED_LOG_TAIL
+        return self._composed_at(cut).get_epsilon_for_delta(delta)
 
     def get_epsilon(self, target_delta: float) -> float:
         """dp_accounting's name for :meth:`epsilon`: the certified eps at ``target_delta``."""
