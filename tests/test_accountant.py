@@ -161,3 +161,54 @@ def test_a_plan_of_one_bracketed_query_answers_from_its_own_bracket():
     _, composed_up = acc.delta_bracket(eps)
     assert np.all(composed_up >= want_up)
     assert acc._plan[0][1] is not None
+
+
+def _deepest(q, times, dx, **kw):
+    """The subsampled Gaussian run cut at e^-800 (the accountant's only cut before issue #42)."""
+    return ppk.PrivacyLossDistribution.from_gaussian_mechanism(
+        1.1, sampling_prob=q, value_discretization_interval=dx, log_mass_truncation_bound=-800.0, **kw).self_compose(times)
+
+
+def test_eps_cuts_the_subsampled_tails_only_as_deep_as_its_delta_needs():
+    """eps at delta cuts where runs x the cut mass is <= 1e-3 delta (docs/dpsgd.md, "The tails"): e^-50 at 1e-5,
+    deeper at 1e-60 (e^-50 cuts ~1e-29 there: eps would be inf), one composition per depth, and each eps agrees
+    with the e^-800 one to within either's bracket.  Fails on the single e^-800 cut (no depth below -50 kept)."""
+    acc = ppk.Accountant(value_discretization_interval=1e-2).add_subsampled_gaussian(sigma=1.1, sampling_prob=0.01,
+                                                                                      times=1000)
+    deep = _deepest(0.01, 1000, 1e-2)
+    e5 = acc.epsilon(1e-5)
+    assert set(acc._composed) == {-50.0}
+    shallow = acc._composed[-50.0]
+    assert acc.epsilon(1e-10) > e5 and acc._composed[-50.0] is shallow and set(acc._composed) == {-50.0}
+    e60 = acc.epsilon(1e-60)
+    assert -800.0 < min(acc._composed) < -50.0 and math.isfinite(e60)
+    assert shallow.get_epsilon_for_delta(1e-60) == math.inf   # the shallow cut alone certifies nothing there
+    for delta, eps in ((1e-5, e5), (1e-60, e60)):
+        deep_eps = deep.get_epsilon_for_delta(delta)
+        assert deep.delta_bracket(eps)[0] <= delta and acc.delta_bracket(deep_eps)[0] <= delta
+        assert eps == pytest.approx(deep_eps, rel=1e-6)
+
+
+@pytest.mark.parametrize("composition", ["auto", "exact"])
+def test_delta_and_power_deepen_until_the_cut_mass_is_negligible(composition):
+    """delta(eps) and the power start at e^-50 and cut deeper only where the mass cut is not 1e-3 of the answer's
+    upper end: both ends stay within the e^-800 bracket (upper within 0.1 % above it).  Fails on the single e^-800
+    cut (no shallower composition), and with e^-50 alone (delta(30) ~ 2e-66 would read ~1e-31)."""
+    times = 1000 if composition == "auto" else 16
+    acc = ppk.Accountant(value_discretization_interval=1e-2, composition=composition).add_subsampled_gaussian(
+        sigma=1.1, sampling_prob=0.01, times=times)
+    deep = _deepest(0.01, times, 1e-2) if composition == "auto" else acc.pld()   # (exact: composed at e^-800)
+    eps = np.array([1.0, 3.0, 30.0])
+    lo, hi = acc.delta_bracket(eps)
+    deep_lo, deep_hi = deep.delta_bracket(eps)
+    assert np.all(lo <= deep_hi) and np.all(deep_lo <= hi) and np.all(hi <= deep_hi * (1 + 1e-3))
+    if composition == "auto":
+        assert -800.0 < min(acc._composed) < -50.0 and -50.0 in acc._composed
+        assert acc._composed[-50.0].delta_bracket(30.0)[1] > 1e3 * deep_hi[2]   # the shallow cut alone is far off
+    else:   # vectors composed eagerly: their rounding bound (~1e-15), not the cut, is the upper end's floor
+        assert acc._composed[-50.0].delta_bracket(30.0)[1] <= deep_hi[2] and -100.0 not in acc._composed
+    alpha = np.array([1e-9, 0.01])
+    p_lo, p_hi = acc.power_bracket(alpha)
+    deep_p_lo, deep_p_hi = deep.power_bracket(alpha)
+    assert np.all(p_lo <= deep_p_hi) and np.all(deep_p_lo <= p_hi) and np.all(p_hi <= deep_p_hi * (1 + 1e-3))
+    assert acc.pld() is acc._composed[-800.0]     # the composed PLD handed out is the deepest cut's (cached)

@@ -341,7 +341,7 @@ def _run(args: argparse.Namespace) -> int:
         pld = compose_plan(plan, sensitivity=args.sensitivity, interval=args.interval, adjacency=args.adjacency,
                            cut=cut, leaves=leaves)
         tilted = _tail_cut.read_off_tilts(pld, [one for one, _, _ in leaves])
-        return pld, _tail_cut.cut_mass([(one, k) for one, k, cut_here in leaves if cut_here], cut,
+        return pld, _tail_cut.cut_mass([(one, k) for one, k, cut_here in leaves if cut_here],
                                        0 if tilted else compositions)
     # each question's tails cut as deep as its answer needs (as the Accountant's, docs/dpsgd.md "The tails")
     runs = sum(r.times for r in plan if r.option == "subsampled-gaussian")

@@ -75,12 +75,15 @@ def read_off_tilts(composed: Any, leaves: Iterable[Any]) -> bool:
     return id(composed) in ids or (plan is not None and all(id(leaf) in ids for leaf, _ in plan.factors))
 
 
-def cut_mass(leaves: Iterable[tuple[object, int]], cut: float, compositions: int) -> float:
-    """M(cut): sum of runs x the larger overflow of each cut leaf (the builder's report), plus the cuts of
-    ``compositions`` eager compositions (0 for a plan read off tilts), rounded up."""
-    total = sum(float(t) * float(max(getattr(pld, "overflow_mass_upper"), getattr(pld, "overflow_mass_lower")))
-                for pld, t in leaves)
-    return (total + 2.0 * math.exp(cut) * compositions) * (1 + 1e-12)
+def cut_mass(leaves: Iterable[tuple[Any, int]], compositions: int) -> float:
+    """M: sum of runs x the larger overflow of each cut leaf (the builder's report), plus what ``compositions``
+    eager compositions cut (0 for a plan read off tilts): at most e^bound at each end of each law, bound the
+    largest ``log_mass_truncation_bound`` the leaves carry into a composition; rounded up."""
+    leaves = list(leaves)
+    total = sum(float(t) * float(max(pld.overflow_mass_upper, pld.overflow_mass_lower)) for pld, t in leaves)
+    if compositions and leaves:
+        total += 2.0 * compositions * math.exp(max(pld.log_mass_truncation_bound for pld, _ in leaves))
+    return total * (1 + 1e-12)
 
 
 def for_delta(delta: float, mass_at: Callable[[float], float], runs: int, compositions: int) -> float:

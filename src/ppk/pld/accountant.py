@@ -317,7 +317,7 @@ class Accountant:
         """The most the answers at this cut can exceed the deepest cut's (the mass cut, ppk.pld._tail_cut)."""
         leaves = [self._leaf_at(i, cut) for i in range(len(self._plan))]
         tilted = self.composition == "auto" and _tail_cut.read_off_tilts(self._composed_at(cut), leaves)
-        return _tail_cut.cut_mass([(leaves[i], self._plan[i][2]) for i in self._cut_leaves], cut,
+        return _tail_cut.cut_mass([(leaves[i], self._plan[i][2]) for i in self._cut_leaves],
                                   0 if tilted else self._exposure()[1])
 
     def _composed_at(self, cut: float) -> PrivacyLossDistribution:
