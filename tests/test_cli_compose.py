@@ -119,6 +119,19 @@ def test_the_subsampled_tails_reach_far_below_the_apis_default(capsys):
     assert 4.6 < row["eps"] < 4.7 and row["at_eps_delta_upper"] <= 1e-50
 
 
+def test_each_question_cuts_the_tails_as_deep_as_it_needs(capsys):
+    # delta 1e-300 needs the deepest cut (e^-800) at once, 1e-5 the shallowest (e^-50): both eps agree with the
+    # e^-800 PLD's (docs/dpsgd.md, "The tails"; a grid of 1e-2: the cuts, not the grid, are what is tested)
+    assert main(["compose", "--subsampled-gaussian", "2:0.01x300", "--delta", "1e-300", "1e-5", "--json",
+                 "--interval", "1e-2"]) == 0
+    tiny, usual = json.loads(capsys.readouterr().out)["epsilons"]
+    deep = ppk.PrivacyLossDistribution.from_gaussian_mechanism(2.0, sampling_prob=0.01, value_discretization_interval=1e-2,
+                                                               log_mass_truncation_bound=-800.0).self_compose(300)
+    assert tiny["eps"] == deep.get_epsilon_for_delta(1e-300) < math.inf
+    assert usual["eps"] == pytest.approx(deep.get_epsilon_for_delta(1e-5), rel=1e-6)
+    assert deep.delta_bracket(usual["eps"])[0] <= 1e-5
+
+
 def test_a_delta_below_the_float_range_is_printed_from_its_log(capsys):
     # two Gaussian runs are one Gaussian, in closed form: delta(20) ~ e^-899
     assert main(["compose", "--gaussian", "3x2", "--eps", "20", "--json"]) == 0

@@ -356,11 +356,11 @@ def _run(args: argparse.Namespace) -> int:
             return fresh()[0]
         built: dict[float, tuple[PLD, float]] = {}    # this question's plans, per cut
 
-        def mass_at(cut: float) -> float:
+        def at(cut: float) -> tuple[PLD, float]:
             if cut not in built:
                 built[cut] = fresh(cut)
-            return built[cut][1]
-        return built[_tail_cut.for_delta(delta, mass_at, runs, compositions)][0]
+            return built[cut]
+        return at(_tail_cut.for_delta(delta, lambda cut: at(cut)[1], runs, compositions))[0]
     curve = _curve_rows(for_eps(args.eps), args.eps) if args.eps else []
     epsilons = [_epsilon_row(for_delta(d), d) for d in args.delta or []]
     plan_text = _describe(plan)
