@@ -47,6 +47,16 @@ def test_one_step_epsilon_is_certified(sigma, q):
     assert one_step_delta(eps * 0.99, sigma, q) > delta     # within 1 %: the grid's slack, not a loose bound
 
 
+def test_a_tiny_delta_cuts_the_tails_deeper_and_stays_certified():
+    """delta = 1e-40 is below the mass the shallowest cut (e^-50) puts at infinite loss (~1e-31 here): the
+    tails are cut deeper for it (docs/dpsgd.md, "The tails"), and the eps is the closed form's to 1 %.  Fails
+    if every question were answered at e^-50 (eps inf)."""
+    delta = 1e-40
+    eps = ppk.dpsgd_epsilon(noise_multiplier=1.0, sampling_rate=0.2, steps=1, delta=delta,
+                            value_discretization_interval=1e-3)
+    assert one_step_delta(eps, 1.0, 0.2) <= delta < one_step_delta(eps * 0.99, 1.0, 0.2)
+
+
 def test_epsilon_is_the_accountant_and_event_plan():
     """The same number from dpsgd_epsilon, Accountant.add_subsampled_gaussian and a DpEvent-shaped plan."""
     kw = dict(noise_multiplier=1.2, sampling_rate=0.1, steps=30, delta=1e-6, value_discretization_interval=1e-2)
