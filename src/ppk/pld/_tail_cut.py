@@ -5,19 +5,21 @@ The builder puts the mass beyond the cut into the overflow, which the upper end 
 an answer at any cut is certified, the cut only loosens it.  k runs of a PLD whose overflow is m (per law)
 put at most k m of the composed pair there (a union bound), so a plan's answers at cut c move by at most
 the *cut mass* M(c) = sum over its subsampled leaves of runs x overflow, plus what an eager composition cuts
-at each step (at most e^c at each end of each law).  A deeper cut costs more: its support is wider
+at each step (at most e^b at each end of each law, b the truncation bound the leaves carry into it; a plan
+read off tilts cuts nothing).  A deeper cut costs more: its support is wider
 (sqrt(-2c) deviations), e^-800 about 6x the build of e^-50.  So the cut is the shallowest of a few rungs
 (cached per rung) where M(c) is a negligible share of the answer:
 
-* eps at delta: M(c) <= SHARE x delta, chosen before building (each law's tails beyond the cut are below
-  e^c at each end) and checked on the masses the builder reports;
+* eps at delta: M(c) <= SHARE x delta: the shallowest rung if its builders' reported masses say so (it is
+  built when the release is added), else the rung chosen by the a-priori bound (each law's tails beyond
+  the cut are below e^c at each end), checked on the masses reported;
 * delta, its bracket, the attack's power: from the shallowest rung down, until M(c) <= SHARE x the
   answer's smallest upper end (or the deepest rung).
 
-SHARE = 1e-3: an answer moves by at most 0.1 % of delta, below the loss grid's own slack at the default
-grid (docs/dpsgd.md, "The grid": 1e-4 against 3e-4 moves eps by 4e-5 relative, a delta change of ~1e-3
-at the slopes of DP-SGD's curves), and never below the truth.  At DP-SGD's sizes it is the shallowest
-rung, e^-50 (dp_accounting's), for every delta above ~1e-16 x runs / 1000.
+SHARE = 1e-3: delta moves by at most 0.1 %, so eps by at most 0.1 % / |d ln delta / d ln eps| (14 for
+DP-SGD at q = 0.01, sigma = 1.1, 1000 steps, delta = 1e-5: < 1e-4 relative, the default grid's own slack;
+docs/dpsgd.md, "The tails"), and never below the truth.  A step cut at e^-50 puts ~2e-35 beyond it, so at
+DP-SGD's sizes every delta above ~1e-28 x steps / 1000 is answered at e^-50 (dp_accounting's cut).
 """
 from __future__ import annotations
 
