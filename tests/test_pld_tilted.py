@@ -267,9 +267,8 @@ def _upper_tilt(t: float, s_lo: int, n: int, dx: float):
     """An _UpperTilt over a made-up window of n masses (a bump at its middle) at tilt t."""
     from ppk.pld import _tilted
     from ppk.pld._tilted_bracket import _UpperTilt
-    s = np.arange(s_lo, s_lo + n, dtype=np.int64)
     c = np.exp(-0.5 * ((np.arange(n) - n / 3) / (n / 10)) ** 2)
-    tl = _tilted.Tilted(t, np.longdouble(0), s, c, 1e-16, 0.0, 0.0, 0.0, 0.0, float(s_lo + n / 3), n / 10)
+    tl = _tilted.Tilted(t, np.longdouble(0), s_lo, c, 1e-16, 0.0, 0.0, 0.0, 0.0, float(s_lo + n / 3), n / 10)
     return _UpperTilt(tl, dx)
 
 

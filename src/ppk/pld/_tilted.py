@@ -135,8 +135,8 @@ class Tilted:
 
     t: float                              # the tilt per grid index
     log_z: LD                             # log Z: untilted mass at s = c[s] e^{log_z - t s}
-    s: npt.NDArray[np.int64]              # composed grid indices of the window, increasing
-    c: npt.NDArray[np.float64]            # computed tilted masses (clipped at 0)
+    s_lo: int                             # the window's first composed grid index
+    c: npt.NDArray[np.float64]            # computed tilted masses (clipped at 0) at s_lo, s_lo + 1, ...
     err2: float                           # 2-norm bound of c - c_N
     alias: float                          # sum of c_N - c (>= 0 entrywise)
     below: float                          # tilted mass left of the window
@@ -144,6 +144,11 @@ class Tilted:
     rel: float                            # relative error of every composed mass from the factors' rounding
     mean: float                           # tilted mean and standard deviation (grid indices)
     sd: float
+
+    @property
+    def s(self) -> npt.NDArray[np.int64]:
+        """The window's composed grid indices, increasing (made on demand: a window-long array)."""
+        return np.arange(self.s_lo, self.s_lo + self.c.size, dtype=np.int64)
 
     def log_weight(self) -> npt.NDArray[np.longdouble]:
         """log of the untilting factor Z e^{-t s} per window entry."""
@@ -318,8 +323,15 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         s_lo, n = window
         below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)
     # each factor's tilted vector placed so that the composed index s sits at (s - s_lo) mod n
-    spectrum = np.ones(n // 2 + 1, dtype=np.complex128)
-    gamma = np.zeros(n // 2 + 1)          # relative rounding bound of each spectral entry's powers
+    # The spectrum is kept only on the entries where it is not (yet) exactly 0 (``live``, None for all, with
+    # ``spec`` and ``gamma`` there): a power |B|^k below e^-800 is 0 in double, and so is every later product
+    # there, so the entries dropped are the very zeros the full arrays would hold.  A long composition's law is
+    # smooth on the grid, its spectrum gone within a few hundred low frequencies: the logs, angles and sines
+    # are taken there.  (Few window-long arrays: each fresh one costs its pages' first touch, ~4 ms per 8 MiB.)
+    live: npt.NDArray[np.int64] | None = None
+    spec: Any = None
+    gamma: Any = None                      # relative rounding bound of each spectral entry's powers
+    full: Any = None                       # the first transform's buffer: the spectrum's, then the window's
     fft_err = 0.0                          # sum_i k_i |B_hat_i - B_i|_2
     total = 0
     entry_rel = 0.0
@@ -339,27 +351,40 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         # plus the tilted masses below the double range, left out (each < 2.3e-308; a missing mass a moves
         # the k-fold composition by at most k a in 1-norm, hence in 2-norm)
         fft_err += p.count * (dft_err + 2.3e-308 * p.j.size * math.sqrt(n))
+        if full is None:
+            full = B
+        elif live is not None:
+            B = B[live]
         # |B| <= 1 for the exact transform of a probability vector: projecting the computed one onto the
         # unit disk moves it no further from the exact value, and keeps every power of it <= 1 (so the
         # powers' differences add up as sum k_i |B_hat_i - B_i|, without a (1 + eta)^K growth)
-        # (in place over one window-long buffer each: the windows reach 2^22 points)
         log_r = np.abs(B)
         np.minimum(log_r, 1.0, out=log_r)
         with np.errstate(divide="ignore"):
             np.log(log_r, out=log_r)
+        # the entries whose power stays above e^-800 (k log r <= -800 (1 - 1e-15) elsewhere: exp gives 0)
+        keep = np.flatnonzero(log_r > -800.0 / p.count)
+        if keep.size < log_r.size:
+            live = keep if live is None else live[keep]
+            log_r, B = log_r[keep], B[keep]
+            if spec is not None:
+                spec, gamma = spec[keep], gamma[keep]
         phase = np.angle(B)
         phase *= p.count
         np.mod(phase, 2 * math.pi, out=phase)
         mag = log_r * p.count
         np.exp(mag, out=mag)
         # mag e^{i phase} as mag cos + i mag sin: the very products the complex exp makes
-        # (written straight into B's parts: no further window-long buffer)
+        # (written straight into B's parts: no further buffer)
         np.cos(phase, out=B.real)
         B.real *= mag
         np.sin(phase, out=B.imag)
         B.imag *= mag
         del phase, mag
-        spectrum *= B
+        if spec is None:
+            spec = B
+        else:
+            spec *= B
         del B
         # the powers' rounding: log and angle to a few ulps, each multiplied by k; the exp and the product
         np.negative(log_r, out=log_r)             # |log r| (r <= 1), 0 where r = 0
@@ -368,34 +393,54 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         log_r *= p.count
         log_r += 4
         log_r *= 8 * U
-        gamma += log_r
+        if gamma is None:
+            gamma = log_r
+        else:
+            gamma += log_r
+        del log_r
         total += p.count
     # the full spectrum's entries n - i are the conjugates of the half's i (1 <= i < n/2): each inner entry
     # twice, the two ends once; the double sum of n/2 squares is within (log2 n) u of itself, below the margin
     # (before the inverse transform, which may then overwrite the spectrum: fewer window-long arrays at once)
-    ge = np.abs(spectrum)
+    ge = np.abs(spec)
     ge *= gamma
     del gamma
     ge *= ge
-    power_err = math.sqrt((2 * float(np.sum(ge[1:-1])) + float(ge[0]) + float(ge[-1])) * (1 + 1e-9)) / math.sqrt(n)
+    index = np.arange(ge.size) if live is None else live
+    ge[(index > 0) & (index < n // 2)] *= 2.0
+    del index
+    power_err = math.sqrt(float(np.sum(ge)) * (1 + 1e-9)) / math.sqrt(n)
     del ge
-    c = scipy.fft.irfft(spectrum, n, workers=-1, overwrite_x=True)
-    del spectrum
+    if live is not None:           # the spectrum into the first transform's buffer, 0 where it was dropped
+        full[:] = 0.0
+        full[live] = spec
+        spec = full
+    del live
+    c = scipy.fft.irfft(spec, n, workers=-1, overwrite_x=True)
+    del spec
     norm_c = float(np.sqrt(np.dot(c, c)))
     err2 = rho * norm_c * (1 + 2 * rho) + fft_err / math.sqrt(n) + power_err
     err2 += U * norm_c                 # the clipping below moves no entry away from c_N
-    s = np.arange(s_lo, s_lo + n, dtype=np.int64)
-    c = np.roll(c, -(s_lo % n))        # the composed index s_lo + i sits at (s_lo + i) mod n
-    np.maximum(c, 0.0, out=c)
+    # the composed index s_lo + i sits at (s_lo + i) mod n: rotated into the spectrum's dead buffer (n + 2
+    # doubles), not a fresh array
+    r = s_lo % n
+    window_c = full.view(np.float64)[:n]
+    if np.shares_memory(window_c, c):
+        window_c = np.roll(c, -r)
+    else:
+        window_c[:n - r] = c[r:]
+        window_c[n - r:] = c[:r]
+    del c, full
+    np.maximum(window_c, 0.0, out=window_c)
     # the factors' own rounding, the conversion to double and the long-double normalisers (n ulps each)
     u_ld = float(np.finfo(LD).eps)
     log_rel = total * math.log1p(rtol + 2 * U + entry_rel + max(p.j.size for p in prepared) * u_ld)
     rel = math.expm1(log_rel) if log_rel < 700 else math.inf
-    return Tilted(t, LD(sum(p.count * lz for p, lz in zip(prepared, log_zs))), s, c, err2, below + above, below,
-                  above, rel, mean, sd)
+    return Tilted(t, LD(sum(p.count * lz for p, lz in zip(prepared, log_zs))), s_lo, window_c, err2, below + above,
+                  below, above, rel, mean, sd)
 
 
 def compose_shifted(factors: list[Factor], like: Tilted, shift: float, rtol: float) -> Tilted:
     """The composition tilted by ``like.t + shift`` on ``like``'s window (the Q-masses of a pair beside the
     P-masses: Q = P e^{-L} makes the tilt ``t + Delta`` per index put them in the same place)."""
-    return compose(factors, t=like.t + shift, rtol=rtol, window=(int(like.s[0]), int(like.s.size)))
+    return compose(factors, t=like.t + shift, rtol=rtol, window=(like.s_lo, int(like.c.size)))

@@ -83,26 +83,31 @@ class _UpperTilt:
         reads need the suffix sums and the bounds, not the window's masses and indices: a plan keeps its tilts
         between questions, and fewer window-long arrays at once lower the peak)."""
         self.dx, self.reach = dx, reach
-        s, c = tl.s, tl.c
-        tl.s, tl.c = np.empty(0, dtype=np.int64), np.empty(0)
+        c = tl.c
+        tl.c = np.empty(0)
         self.tl = tl
-        self.size, self.s_lo, s_last = s.size, int(s[0]), int(s[-1])
-        peak = int(s[int(np.argmax(c))])
+        self.size, self.s_lo = c.size, tl.s_lo
+        s_last = self.s_lo + self.size - 1
+        peak = self.s_lo + int(np.argmax(c))
         t = LD(tl.t)
         self.ref = tl.log_z - t * LD(peak)          # the log weight at the peak (Tilted.log_weight there)
         # each log weight relative to ref, t (peak - s), in double: the integer difference is exact, so one
         # rounding -- no further from the truth than the long-double weights' difference rounded to double,
         # and no window-long long-double arrays (docs/accuracy.md, "Composition without the floor")
-        # (the indices, far below 2^53, convert exactly: the difference is the integer one; then in place, as
-        # every window-long step below, so that a tilt's making holds few arrays beside what it keeps)
-        x = np.subtract(peak, s, dtype=np.float64)
+        # (the window is contiguous, s_i = s_lo + i: the differences from one arange, exactly in double)
+        # Two window-long buffers, one longer, end up as the two suffix sums (made in place): a tilt's making
+        # touches few fresh pages (each fresh 8 MiB costs ~4 ms) beside what it keeps.
+        n = self.size
+        x_buf = np.arange(n + 1, dtype=np.float64)
+        x = x_buf[:n]
+        np.subtract(float(peak - self.s_lo), x, out=x)
+        e_buf = np.empty(n + 1)
+        edges = e_buf[:n]
+        np.subtract(float(peak), x, out=edges)    # s_i in double (exact: integers far below 2^53)
         x *= tl.t
-        # e^{-L} relative to the peak's loss (for q_w below), made now so that the indices go first; clipped
-        # where it would pass e^700 (atoms far left of the peak, read only for eps there): a smaller Q-part,
-        # so a larger upper end
+        # e^{-L} relative to the peak's loss (for q_w below); clipped where it would pass e^700 (atoms far left
+        # of the peak, read only for eps there): a smaller Q-part, so a larger upper end
         self.loss_ref = float(peak) * dx
-        edges = s.astype(np.float64)
-        del s               # not kept: _first_above makes any loss again (8 bytes a point less per tilt)
         edges *= dx
         edges -= self.loss_ref
         np.maximum(edges, -700.0, out=edges)
@@ -110,17 +115,15 @@ class _UpperTilt:
         # an eps reads a weight past e^350 when its first atom is at or before the last such one
         self.huge_end = int(big.size - np.argmax(big[::-1])) if big.any() else 0
         xc = np.clip(x, -self._CLIP, self._CLIP, out=x)
-        w = np.exp(xc)
-        w[big] = 0.0
-        xc -= edges
-        del edges
-        q_w = np.exp(np.minimum(xc, 700.0, out=xc), out=xc)
+        np.subtract(xc, edges, out=edges)
+        q_w = np.exp(np.minimum(edges, 700.0, out=edges), out=edges)
         q_w[big] = 0.0
-        self.s_pe = _suffix64(c, q_w)
-        del q_w, xc, x
-        self.s_p = _suffix64(c, w)
-        del c
-        del w, big
+        w = np.exp(xc, out=xc)
+        w[big] = 0.0
+        del big
+        self.s_pe = _suffix64(c, e_buf)
+        self.s_p = _suffix64(c, x_buf)
+        del c, x, xc, w, edges, q_w
         self.peak = peak
         self.gamma = 2.0 * self.size * _tilted.U      # the suffix sums' relative rounding
         last = tl.log_z - t * LD(s_last)              # the log weight at the window's end
@@ -190,14 +193,15 @@ class _UpperTilt:
         return np.where((j < self.huge_end) | ~np.isfinite(value), LD(0), out)
 
 
-def _suffix64(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """Suffix sums of a * b in double, one longer (the last is 0); made in the array returned."""
-    out = np.empty(a.size + 1)
-    out[-1] = 0.0
-    np.multiply(a, b, out=out[:-1])
-    rev = out[-2::-1]
+def _suffix64(a: npt.NDArray[np.float64], buf: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """Suffix sums of a * b in double, one longer (the last is 0), made in place in ``buf`` (b in its first
+    a.size entries) and returned."""
+    n = a.size
+    buf[n] = 0.0
+    np.multiply(buf[:n], a, out=buf[:n])
+    rev = buf[n - 1::-1] if n else buf[:0]
     np.cumsum(rev, out=rev)
-    return out
+    return buf
 
 
 class _LowerTilt:
