@@ -50,6 +50,9 @@ MAX_FFT = 1 << 24
 #: FFT's own error (~1e-16 of the tilted masses), which dominates both ends anyway; 1e-30 made a near-normal
 #: law's window 23.6 deviations, just past 2^19 points, so many windows doubled for nothing.
 TAIL = 1e-20
+#: Spectral entries of modulus below e^-DROP_LOG are set to 0 before the inverse transform (counted in err2): at
+#: most e^-79 sqrt(2) in 2-norm, 1e13 below the transforms' own rounding (rho |c|_2 >= 2e-15 / sqrt(n), n <= 2^24).
+DROP_LOG = 80.0
 
 
 def _log_mgf(log_v: npt.NDArray, j: npt.NDArray, t: float) -> tuple[Any, Any, Any]:
@@ -323,15 +326,18 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         s_lo, n = window
         below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)
     # each factor's tilted vector placed so that the composed index s sits at (s - s_lo) mod n
-    # The spectrum is kept only on the entries where it is not (yet) exactly 0 (``live``, None for all, with
-    # ``spec`` and ``gamma`` there): a power |B|^k below e^-800 is 0 in double, and so is every later product
-    # there, so the entries dropped are the very zeros the full arrays would hold.  A long composition's law is
-    # smooth on the grid, its spectrum gone within a few hundred low frequencies: the logs, angles and sines
-    # are taken there.  (Few window-long arrays: each fresh one costs its pages' first touch, ~4 ms per 8 MiB.)
+    # The spectrum is kept only on the entries whose modulus is at least e^-DROP_LOG (``live``, None for all,
+    # with ``spec`` and ``gamma`` there); the others are set to 0, a change of the inverse transform's input
+    # whose 2-norm (Parseval) is counted in err2.  A long composition's spectrum is gone within a few hundred
+    # low frequencies (a smooth law), or a few around each multiple of a lattice's frequency (a Laplace
+    # mechanism's atoms): the logs, angles and sines are taken there.  (Few window-long arrays: each fresh one
+    # costs its pages' first touch, ~4 ms per 8 MiB.)
     live: npt.NDArray[np.int64] | None = None
     spec: Any = None
     gamma: Any = None                      # relative rounding bound of each spectral entry's powers
     full: Any = None                       # the first transform's buffer: the spectrum's, then the window's
+    log_mag: Any = None                    # log |prod B^k| so far, on ``live``
+    dropped = 0                            # spectral entries set to 0 (each of modulus < e^(1 - DROP_LOG))
     fft_err = 0.0                          # sum_i k_i |B_hat_i - B_i|_2
     total = 0
     entry_rel = 0.0
@@ -362,17 +368,23 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         np.minimum(log_r, 1.0, out=log_r)
         with np.errstate(divide="ignore"):
             np.log(log_r, out=log_r)
-        # the entries whose power stays above e^-800 (k log r <= -800 (1 - 1e-15) elsewhere: exp gives 0)
-        keep = np.flatnonzero(log_r > -800.0 / p.count)
-        if keep.size < log_r.size:
+        # log |B|^k, and the running log |prod B^k| (each |B| <= 1: a later factor only shrinks it); the
+        # entries where that falls below -DROP_LOG leave (see ``dropped`` below)
+        mag = log_r * p.count
+        if log_mag is None:
+            log_mag = mag.copy()
+        else:
+            log_mag += mag
+        keep = np.flatnonzero(log_mag >= -DROP_LOG)
+        if keep.size < log_mag.size:
+            dropped += log_mag.size - keep.size
             live = keep if live is None else live[keep]
-            log_r, B = log_r[keep], B[keep]
+            log_r, B, mag, log_mag = log_r[keep], B[keep], mag[keep], log_mag[keep]
             if spec is not None:
                 spec, gamma = spec[keep], gamma[keep]
         phase = np.angle(B)
         phase *= p.count
         np.mod(phase, 2 * math.pi, out=phase)
-        mag = log_r * p.count
         np.exp(mag, out=mag)
         # mag e^{i phase} as mag cos + i mag sin: the very products the complex exp makes
         # (written straight into B's parts: no further buffer)
@@ -418,8 +430,12 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
     del live
     c = scipy.fft.irfft(spec, n, workers=-1, overwrite_x=True)
     del spec
-    norm_c = float(np.sqrt(np.dot(c, c)))
-    err2 = rho * norm_c * (1 + 2 * rho) + fft_err / math.sqrt(n) + power_err
+    norm_c = math.sqrt(float(np.einsum("i,i->", c, c)))     # (einsum: no BLAS threads spinning after it)
+    # the entries set to 0: each exact prod B_hat^k there within e^{1 - DROP_LOG} (the computed log sum is
+    # within a few ulps of its terms' sizes, far below 1), its computed power too (gamma << 1); counted twice
+    # (the conjugate half), their inverse transform's 2-norm is at most this (Parseval)
+    drop_err = math.exp(1.0 - DROP_LOG) * math.sqrt(2.0 * dropped / n)
+    err2 = rho * norm_c * (1 + 2 * rho) + fft_err / math.sqrt(n) + power_err + drop_err
     err2 += U * norm_c                 # the clipping below moves no entry away from c_N
     # the composed index s_lo + i sits at (s_lo + i) mod n: rotated into the spectrum's dead buffer (n + 2
     # doubles), not a fresh array
