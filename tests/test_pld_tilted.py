@@ -337,3 +337,15 @@ def test_a_dropped_spectrum_is_counted_in_the_error_bound(monkeypatch, drop_log)
     assert err <= tl.err2 + tl.rel * norm
     if drop_log < 10:      # it mattered: the rounding alone is bounded by ~1.5e-12 here, the error is ~4e-3
         assert err > 1e-6
+
+
+def test_numpy_and_scipy_transforms_compose_alike(monkeypatch):
+    """numpy (2.0 on) transforms into buffers the composition already holds; scipy.fft (numpy 1.x) makes its
+    own.  Both are pocketfft's transforms: the same composition to the last bit, the same certified errors."""
+    from ppk.pld import _tilted
+    f = _tilted.Factor(np.array([0.5, 0.2, 0.3], dtype=np.longdouble), -1, 300)
+    got = []
+    for numpy_out in (True, False):
+        monkeypatch.setattr(_tilted, "_NUMPY_OUT", numpy_out)
+        got.append(_tilted.compose([f], t=0.01, rtol=0.0))
+    assert np.array_equal(got[0].c, got[1].c) and got[0].err2 == got[1].err2 and got[0].s_lo == got[1].s_lo

@@ -147,6 +147,8 @@ class Tilted:
     rel: float                            # relative error of every composed mass from the factors' rounding
     mean: float                           # tilted mean and standard deviation (grid indices)
     sd: float
+    room: npt.NDArray[np.float64] | None = None   # c's buffer, c its first c.size entries and longer: room for
+    #                                               sums made in place (ppk.pld._tilted_bracket._UpperTilt)
 
     @property
     def s(self) -> npt.NDArray[np.int64]:
@@ -302,12 +304,32 @@ def window_size(factors: list[Factor]) -> int:
     return fft_length(math.sqrt(max(var, 0.0)))
 
 
+def _rfft(x: npt.NDArray[np.float64], n: int) -> npt.NDArray[np.complex128]:
+    """The real transform of length n (x may be overwritten): numpy's from 2.0 on (see :func:`_irfft`)."""
+    if _NUMPY_OUT:
+        return np.fft.rfft(x, n)
+    import scipy.fft   # loaded on use: `import ppk` stays light (docs/architecture.md)
+    return scipy.fft.rfft(x, n, workers=-1, overwrite_x=True)
+
+
+def _irfft(half: npt.NDArray[np.complex128], n: int, out: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The inverse real transform of length n, into ``out`` (n doubles) where numpy can (2.0 on): the same
+    pocketfft transforms as scipy.fft's (the same numbers), without scipy's work buffer and fresh output (8 MiB
+    each at 2^20 points: much of a tilt's peak).  Both directions one library's: each caches its own plans
+    (as large again)."""
+    if _NUMPY_OUT:
+        return np.fft.irfft(half, n, out=out)
+    import scipy.fft   # loaded on use: `import ppk` stays light (docs/architecture.md)
+    return scipy.fft.irfft(half, n, workers=-1, overwrite_x=True)
+
+
+_NUMPY_OUT = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+
+
 def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, int] | None = None) -> Tilted:
     """The composition of ``factors`` tilted by e^{t j} per grid index j (see the module for what it certifies).
     ``rtol``: the relative error allowance of each factor's entries; ``window``: (first index, FFT length)
     instead of the one centred on the tilted mean."""
-    import scipy.fft   # loaded on use: `import ppk` stays light (docs/architecture.md)
-
     prepared = factors
     stats = [p.moments(t) for p in prepared]
     # the normalisers in double (so the tilted masses below and the untilting use the very same number),
@@ -327,15 +349,16 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)
     # each factor's tilted vector placed so that the composed index s sits at (s - s_lo) mod n
     # The spectrum is kept only on the entries whose modulus is at least e^-DROP_LOG (``live``, None for all,
-    # with ``spec`` and ``gamma`` there); the others are set to 0, a change of the inverse transform's input
+    # with ``prod`` and ``gamma`` there); the others are set to 0, a change of the inverse transform's input
     # whose 2-norm (Parseval) is counted in err2.  A long composition's spectrum is gone within a few hundred
     # low frequencies (a smooth law), or a few around each multiple of a lattice's frequency (a Laplace
     # mechanism's atoms): the logs, angles and sines are taken there.  (Few window-long arrays: each fresh one
     # costs its pages' first touch, ~4 ms per 8 MiB.)
     live: npt.NDArray[np.int64] | None = None
-    spec: Any = None
+    prod: Any = None
     gamma: Any = None                      # relative rounding bound of each spectral entry's powers
     full: Any = None                       # the first transform's buffer: the spectrum's, then the window's
+    out: Any = None                        # the first factor's buffer: the inverse transform's
     log_mag: Any = None                    # log |prod B^k| so far, on ``live``
     dropped = 0                            # spectral entries set to 0 (each of modulus < e^(1 - DROP_LOG))
     fft_err = 0.0                          # sum_i k_i |B_hat_i - B_i|_2
@@ -351,8 +374,7 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         # indices) at s mod n, which the window [s_lo, s_lo + n) reads back
         x = np.bincount(p.j % n, weights=np.exp(arg), minlength=n)
         norm2 = math.sqrt(float(np.einsum("i,i->", x, x)))
-        B = scipy.fft.rfft(x, n, workers=-1, overwrite_x=True)
-        del x
+        B = _rfft(x, n)
         dft_err = rho * math.sqrt(n) * norm2 * (1 + 1e-6)
         # plus the tilted masses below the double range, left out (each < 2.3e-308; a missing mass a moves
         # the k-fold composition by at most k a in 1-norm, hence in 2-norm)
@@ -364,7 +386,10 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         # |B| <= 1 for the exact transform of a probability vector: projecting the computed one onto the
         # unit disk moves it no further from the exact value, and keeps every power of it <= 1 (so the
         # powers' differences add up as sum k_i |B_hat_i - B_i|, without a (1 + eta)^K growth)
-        log_r = np.abs(B)
+        log_r = np.abs(B, out=x[:B.size]) if B.size <= x.size else np.abs(B)   # (x's pages, not fresh ones)
+        if out is None:
+            out = x          # the first factor's buffer takes the inverse transform (its last use is before)
+        del x
         np.minimum(log_r, 1.0, out=log_r)
         with np.errstate(divide="ignore"):
             np.log(log_r, out=log_r)
@@ -372,7 +397,7 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         # entries where that falls below -DROP_LOG leave (see ``dropped`` below)
         mag = log_r * p.count
         if log_mag is None:
-            log_mag = mag.copy()
+            log_mag = mag
         else:
             log_mag += mag
         keep = np.flatnonzero(log_mag >= -DROP_LOG)
@@ -380,8 +405,10 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
             dropped += log_mag.size - keep.size
             live = keep if live is None else live[keep]
             log_r, B, mag, log_mag = log_r[keep], B[keep], mag[keep], log_mag[keep]
-            if spec is not None:
-                spec, gamma = spec[keep], gamma[keep]
+            if prod is not None:
+                prod, gamma = prod[keep], gamma[keep]
+        if log_mag is mag:                  # (mag is about to become |B|^k)
+            log_mag = mag.copy() if p is not prepared[-1] else None
         phase = np.angle(B)
         phase *= p.count
         np.mod(phase, 2 * math.pi, out=phase)
@@ -393,10 +420,10 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         np.sin(phase, out=B.imag)
         B.imag *= mag
         del phase, mag
-        if spec is None:
-            spec = B
+        if prod is None:
+            prod = B
         else:
-            spec *= B
+            prod *= B
         del B
         # the powers' rounding: log and angle to a few ulps, each multiplied by k; the exp and the product
         np.negative(log_r, out=log_r)             # |log r| (r <= 1), 0 where r = 0
@@ -414,7 +441,7 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
     # the full spectrum's entries n - i are the conjugates of the half's i (1 <= i < n/2): each inner entry
     # twice, the two ends once; the double sum of n/2 squares is within (log2 n) u of itself, below the margin
     # (before the inverse transform, which may then overwrite the spectrum: fewer window-long arrays at once)
-    ge = np.abs(spec)
+    ge = np.abs(prod)
     ge *= gamma
     del gamma
     ge *= ge
@@ -425,11 +452,11 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
     del ge
     if live is not None:           # the spectrum into the first transform's buffer, 0 where it was dropped
         full[:] = 0.0
-        full[live] = spec
-        spec = full
+        full[live] = prod
+        prod = full
     del live
-    c = scipy.fft.irfft(spec, n, workers=-1, overwrite_x=True)
-    del spec
+    c = _irfft(prod, n, out)
+    del prod, out
     norm_c = math.sqrt(float(np.einsum("i,i->", c, c)))     # (einsum: no BLAS threads spinning after it)
     # the entries set to 0: each exact prod B_hat^k there within e^{1 - DROP_LOG} (the computed log sum is
     # within a few ulps of its terms' sizes, far below 1), its computed power too (gamma << 1); counted twice
@@ -440,20 +467,22 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
     # the composed index s_lo + i sits at (s_lo + i) mod n: rotated into the spectrum's dead buffer (n + 2
     # doubles), not a fresh array
     r = s_lo % n
-    window_c = full.view(np.float64)[:n]
+    room: Any = full.view(np.float64)
+    window_c = room[:n]
+    del full
     if np.shares_memory(window_c, c):
-        window_c = np.roll(c, -r)
+        window_c, room = np.roll(c, -r), None
     else:
         window_c[:n - r] = c[r:]
         window_c[n - r:] = c[:r]
-    del c, full
+    del c
     np.maximum(window_c, 0.0, out=window_c)
     # the factors' own rounding, the conversion to double and the long-double normalisers (n ulps each)
     u_ld = float(np.finfo(LD).eps)
     log_rel = total * math.log1p(rtol + 2 * U + entry_rel + max(p.j.size for p in prepared) * u_ld)
     rel = math.expm1(log_rel) if log_rel < 700 else math.inf
     return Tilted(t, LD(sum(p.count * lz for p, lz in zip(prepared, log_zs))), s_lo, window_c, err2, below + above,
-                  below, above, rel, mean, sd)
+                  below, above, rel, mean, sd, room=room)
 
 
 def compose_shifted(factors: list[Factor], like: Tilted, shift: float, rtol: float) -> Tilted:

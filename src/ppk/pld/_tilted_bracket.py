@@ -77,53 +77,65 @@ class _UpperTilt:
     ``slack`` adds."""
 
     _CLIP = 350.0
+    _BLOCK = 1 << 16      # weights made this many at a time (no window-long temporaries)
 
     def __init__(self, tl: _tilted.Tilted, dx: float, reach: int = 1):
         """Takes ``tl`` over: its window arrays are released as soon as the sums no longer need them (the
         reads need the suffix sums and the bounds, not the window's masses and indices: a plan keeps its tilts
         between questions, and fewer window-long arrays at once lower the peak)."""
         self.dx, self.reach = dx, reach
-        c = tl.c
-        tl.c = np.empty(0)
+        c, room = tl.c, tl.room
+        tl.c, tl.room = np.empty(0), None
         self.tl = tl
-        self.size, self.s_lo = c.size, tl.s_lo
-        s_last = self.s_lo + self.size - 1
+        n = c.size
+        self.size, self.s_lo = n, tl.s_lo
+        s_last = self.s_lo + n - 1
         peak = self.s_lo + int(np.argmax(c))
         t = LD(tl.t)
         self.ref = tl.log_z - t * LD(peak)          # the log weight at the peak (Tilted.log_weight there)
-        # each log weight relative to ref, t (peak - s), in double: the integer difference is exact, so one
-        # rounding -- no further from the truth than the long-double weights' difference rounded to double,
-        # and no window-long long-double arrays (docs/accuracy.md, "Composition without the floor")
-        # (the window is contiguous, s_i = s_lo + i: the differences from one arange, exactly in double)
-        # Two window-long buffers, one longer, end up as the two suffix sums (made in place): a tilt's making
-        # touches few fresh pages (each fresh 8 MiB costs ~4 ms) beside what it keeps.
-        n = self.size
-        x_buf = np.arange(n + 1, dtype=np.float64)
-        x = x_buf[:n]
-        np.subtract(float(peak - self.s_lo), x, out=x)
-        e_buf = np.empty(n + 1)
-        edges = e_buf[:n]
-        np.subtract(float(peak), x, out=edges)    # s_i in double (exact: integers far below 2^53)
-        x *= tl.t
-        # e^{-L} relative to the peak's loss (for q_w below); clipped where it would pass e^700 (atoms far left
-        # of the peak, read only for eps there): a smaller Q-part, so a larger upper end
         self.loss_ref = float(peak) * dx
-        edges *= dx
-        edges -= self.loss_ref
-        np.maximum(edges, -700.0, out=edges)
-        big = x > self._CLIP
-        # an eps reads a weight past e^350 when its first atom is at or before the last such one
-        self.huge_end = int(big.size - np.argmax(big[::-1])) if big.any() else 0
-        xc = np.clip(x, -self._CLIP, self._CLIP, out=x)
-        np.subtract(xc, edges, out=edges)
-        q_w = np.exp(np.minimum(edges, 700.0, out=edges), out=edges)
-        q_w[big] = 0.0
-        w = np.exp(xc, out=xc)
-        w[big] = 0.0
-        del big
-        self.s_pe = _suffix64(c, e_buf)
-        self.s_p = _suffix64(c, x_buf)
-        del c, x, xc, w, edges, q_w
+        # The two suffix sums are made in place: c times the P-weights in c's own buffer (one longer: the
+        # composition leaves room), c times the Q-weights in one fresh buffer, the weights themselves a block at
+        # a time -- a tilt's making holds c and the two sums, nothing else window-long.
+        if room is not None and room.size > n and np.shares_memory(room[:1], c[:1]):
+            s_p = room[:n + 1]
+        else:
+            s_p = np.empty(n + 1)
+            s_p[:n] = c
+        s_pe = np.empty(n + 1)
+        s_p[n] = s_pe[n] = 0.0
+        self.huge_end = 0
+        for lo in range(0, n, self._BLOCK):
+            hi = min(n, lo + self._BLOCK)
+            # each log weight relative to ref, t (peak - s), in double: the integer difference is exact, so one
+            # rounding -- no further from the truth than the long-double weights' difference rounded to double,
+            # and no long-double arrays (docs/accuracy.md, "Composition without the floor"); the window is
+            # contiguous, s_i = s_lo + i, so the differences come from an arange, exactly in double
+            x = np.arange(lo, hi, dtype=np.float64)
+            np.subtract(float(peak - self.s_lo), x, out=x)
+            edges = np.subtract(float(peak), x)     # s_i in double (exact: integers far below 2^53)
+            x *= tl.t
+            # e^{-L} relative to the peak's loss (for q_w below); clipped where it would pass e^700 (atoms far
+            # left of the peak, read only for eps there): a smaller Q-part, so a larger upper end
+            edges *= dx
+            edges -= self.loss_ref
+            np.maximum(edges, -700.0, out=edges)
+            big = x > self._CLIP
+            # an eps reads a weight past e^350 when its first atom is at or before the last such one
+            if big.any():
+                self.huge_end = lo + int(big.size - np.argmax(big[::-1]))
+            xc = np.clip(x, -self._CLIP, self._CLIP, out=x)
+            np.subtract(xc, edges, out=edges)
+            q_w = np.exp(np.minimum(edges, 700.0, out=edges), out=edges)
+            q_w[big] = 0.0
+            np.multiply(q_w, c[lo:hi], out=s_pe[lo:hi])
+            w = np.exp(xc, out=xc)
+            w[big] = 0.0
+            np.multiply(s_p[lo:hi], w, out=s_p[lo:hi])
+        del c, room
+        for rev in (s_pe[-2::-1], s_p[-2::-1]):       # suffix sums in place (the last entry 0)
+            np.cumsum(rev, out=rev)
+        self.s_pe, self.s_p = s_pe, s_p
         self.peak = peak
         self.gamma = 2.0 * self.size * _tilted.U      # the suffix sums' relative rounding
         last = tl.log_z - t * LD(s_last)              # the log weight at the window's end
@@ -191,17 +203,6 @@ class _UpperTilt:
         straddle = _scaled(tl.rel * (1 + tl.rel) * (1 + grow), near)
         out = _log_or_minus_inf(base + _scaled(tl.rel, base) + straddle, self.ref)
         return np.where((j < self.huge_end) | ~np.isfinite(value), LD(0), out)
-
-
-def _suffix64(a: npt.NDArray[np.float64], buf: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """Suffix sums of a * b in double, one longer (the last is 0), made in place in ``buf`` (b in its first
-    a.size entries) and returned."""
-    n = a.size
-    buf[n] = 0.0
-    np.multiply(buf[:n], a, out=buf[:n])
-    rev = buf[n - 1::-1] if n else buf[:0]
-    np.cumsum(rev, out=rev)
-    return buf
 
 
 class _LowerTilt:
