@@ -160,12 +160,16 @@ class Tilted:
         return self.log_z - LD(self.t) * self.s.astype(LD)
 
 
-def _core(p: Factor, t: float, lz: float, right: bool, budget: float) -> tuple[np.ndarray, float]:
-    """The factor's entries that a Chernoff bound uses, and the tilted mass it leaves out (at most
-    ``budget``): the far tail on the bound's side, whose e^{th j} would swamp the generating function of a
-    long-tailed factor (a subsampled mechanism's loss)."""
+def _cores(p: Factor, t: float, lz: float, budget: float) -> tuple[tuple[np.ndarray, float], ...]:
+    """Per side (left, right): the factor's entries that a Chernoff bound uses, and the tilted mass it leaves
+    out (at most ``budget``): the far tail on the bound's side, whose e^{th j} would swamp the generating
+    function of a long-tailed factor (a subsampled mechanism's loss)."""
     x = p.log_v64 + t * p.j64 - lz
     w = np.exp(x - np.max(x)) * math.exp(float(np.max(x)))       # tilted masses (sum <= 1)
+    return _core(w, False, budget), _core(w, True, budget)
+
+
+def _core(w: np.ndarray, right: bool, budget: float) -> tuple[np.ndarray, float]:
     tail = np.cumsum(w[::-1])[::-1] if right else np.cumsum(w)   # mass from each entry outward
     drop = tail <= budget
     keep = ~drop
@@ -185,8 +189,8 @@ class _TailBound:
     def __init__(self, prepared: list[Factor], t: float, log_zs: list[float], sd: float):
         self.prepared, self.t, self.log_zs, self.sd = prepared, t, log_zs, sd
         total = sum(p.count for p in prepared)
-        self.cores = {right: [_core(p, t, lz, right, 1e-40 / total) for p, lz in zip(prepared, log_zs)]
-                      for right in (False, True)}
+        both = [_cores(p, t, lz, 1e-40 / total) for p, lz in zip(prepared, log_zs)]
+        self.cores = {right: [sides[right] for sides in both] for right in (False, True)}
         self.centres = [int(round(p.moments(t)[1])) if p.j64.size else 0 for p in prepared]
         self.centre = sum(p.count * c for p, c in zip(prepared, self.centres))     # a Python int: exact
         self._made: dict[bool, tuple[float, list[tuple[float, float, float]]]] = {}

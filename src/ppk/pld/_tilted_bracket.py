@@ -358,10 +358,13 @@ class _OrderCurve:
         return j * step
 
     def _window(self, j: int) -> int:
-        """The window of the tilt j steps up (cached: keys share them)."""
+        """The window of the tilt j steps up (cached: keys share them; a tilt composed already has its own)."""
+        t = j * (TILT_STEP / self.sd)          # the very tilt _snapped makes of j
+        if j not in self._windows and t in self.upper_tilts:
+            self._windows[j] = self.upper_tilts[t].size
         if j not in self._windows:
             try:
-                self._windows[j] = _tilted.window_at(self.atoms, j * TILT_STEP / self.sd)
+                self._windows[j] = _tilted.window_at(self.atoms, t)
             except ValueError:      # past one FFT (fft_length): over any limit, never composed from here
                 self._windows[j] = _tilted.MAX_FFT + 1
         return self._windows[j]
