@@ -51,7 +51,7 @@ MAX_FFT = 1 << 24
 #: law's window 23.6 deviations, just past 2^19 points, so many windows doubled for nothing.
 TAIL = 1e-20
 #: Spectral entries of modulus below e^-DROP_LOG are set to 0 before the inverse transform (counted in err2): at
-#: most e^-79 sqrt(2) in 2-norm, 1e13 below the transforms' own rounding (rho |c|_2 >= 2e-15 / sqrt(n), n <= 2^24).
+#: most e^-79 sqrt(2) = 7e-35 in 2-norm, 1e16 below the transforms' own rounding (rho |c|_1 / sqrt(n) > 6e-18).
 DROP_LOG = 80.0
 
 
