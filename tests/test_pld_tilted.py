@@ -267,9 +267,8 @@ def _upper_tilt(t: float, s_lo: int, n: int, dx: float):
     """An _UpperTilt over a made-up window of n masses (a bump at its middle) at tilt t."""
     from ppk.pld import _tilted
     from ppk.pld._tilted_bracket import _UpperTilt
-    s = np.arange(s_lo, s_lo + n, dtype=np.int64)
     c = np.exp(-0.5 * ((np.arange(n) - n / 3) / (n / 10)) ** 2)
-    tl = _tilted.Tilted(t, np.longdouble(0), s, c, 1e-16, 0.0, 0.0, 0.0, 0.0, float(s_lo + n / 3), n / 10)
+    tl = _tilted.Tilted(t, np.longdouble(0), s_lo, c, 1e-16, 0.0, 0.0, 0.0, 0.0, float(s_lo + n / 3), n / 10)
     return _UpperTilt(tl, dx)
 
 
@@ -316,3 +315,37 @@ def test_laplace_thousand_fold_composes_on_half_a_million_points():
     assert windows and max(windows) <= 1 << 19
     lo, hi = pld.log_delta_bracket(e5)
     assert lo <= math.log(1e-5) and hi - lo < 1e-3       # the bracket stays tight on the smaller window
+
+
+@pytest.mark.parametrize("drop_log", [80.0, 3.0])
+def test_a_dropped_spectrum_is_counted_in_the_error_bound(monkeypatch, drop_log):
+    """The spectral entries below e^-DROP_LOG are set to 0 before the inverse transform; err2 counts them.
+    Oracle: a two-point factor (0.7 at 0, 0.3 at 1) taken 200 times and tilted by e^{t j} is a binomial, summed
+    exactly in mpmath on a window holding its whole support (no aliasing).  DROP_LOG = 3 drops most of the
+    spectrum (an error far above the transforms' rounding, which the bound must still cover); 80 (the
+    default) keeps it within the rounding.  A few ms."""
+    from ppk.pld import _tilted
+    monkeypatch.setattr(_tilted, "DROP_LOG", drop_log)
+    k, t = 200, 0.5
+    f = _tilted.Factor(np.array([0.7, 0.3], dtype=np.longdouble), 0, k)
+    tl = _tilted.compose([f], t=t, rtol=0.0, window=(0, 256))
+    log_z = mp.mpf(float(tl.log_z)) + mp.mpf(float(tl.log_z - np.longdouble(float(tl.log_z))))
+    exact = [mp.binomial(k, s) * mp.mpf(0.7) ** (k - s) * mp.mpf(0.3) ** s * mp.exp(t * s - log_z) if s <= k
+             else mp.mpf(0) for s in range(256)]
+    err = mp.sqrt(mp.fsum((mp.mpf(float(c)) - e) ** 2 for c, e in zip(tl.c, exact)))
+    norm = mp.sqrt(mp.fsum(e ** 2 for e in exact))
+    assert err <= tl.err2 + tl.rel * norm
+    if drop_log < 10:      # it mattered: the rounding alone is bounded by ~1.5e-12 here, the error is ~4e-3
+        assert err > 1e-6
+
+
+def test_numpy_and_scipy_transforms_compose_alike(monkeypatch):
+    """numpy (2.0 on) transforms into buffers the composition already holds; scipy.fft (numpy 1.x) makes its
+    own.  Both are pocketfft's transforms: the same composition to the last bit, the same certified errors."""
+    from ppk.pld import _tilted
+    f = _tilted.Factor(np.array([0.5, 0.2, 0.3], dtype=np.longdouble), -1, 300)
+    got = []
+    for numpy_out in (True, False):
+        monkeypatch.setattr(_tilted, "_NUMPY_OUT", numpy_out)
+        got.append(_tilted.compose([f], t=0.01, rtol=0.0))
+    assert np.array_equal(got[0].c, got[1].c) and got[0].err2 == got[1].err2 and got[0].s_lo == got[1].s_lo

@@ -148,8 +148,11 @@ def _two_point(p, q, lo, width, dx):
     with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
         e_lo = np.exp(lo * dx)
         p_hi = (p - q * e_lo) / -np.expm1(-span)
-        p_hi = np.clip(np.nan_to_num(p_hi, nan=0.0, posinf=0.0, neginf=0.0), 0, p)
-        q_hi = np.minimum(np.nan_to_num(p_hi * (np.exp(-span) / e_lo), nan=0.0, posinf=np.inf), q)
+        p_hi[~np.isfinite(p_hi)] = 0.0            # (nan_to_num's six passes over long doubles, in two)
+        np.clip(p_hi, 0, p, out=p_hi)
+        q_hi = p_hi * (np.exp(-span) / e_lo)      # >= 0 or NaN (0 inf): no -inf
+        q_hi[np.isnan(q_hi)] = 0.0
+        np.minimum(q_hi, q, out=q_hi)
     return p_hi, q_hi, p - p_hi, q - q_hi
 
 

@@ -50,6 +50,9 @@ MAX_FFT = 1 << 24
 #: FFT's own error (~1e-16 of the tilted masses), which dominates both ends anyway; 1e-30 made a near-normal
 #: law's window 23.6 deviations, just past 2^19 points, so many windows doubled for nothing.
 TAIL = 1e-20
+#: Spectral entries of modulus below e^-DROP_LOG are set to 0 before the inverse transform (counted in err2): at
+#: most e^-79 sqrt(2) = 7e-35 in 2-norm, 1e16 below the transforms' own rounding (rho |c|_1 / sqrt(n) > 6e-18).
+DROP_LOG = 80.0
 
 
 def _log_mgf(log_v: npt.NDArray, j: npt.NDArray, t: float) -> tuple[Any, Any, Any]:
@@ -135,8 +138,8 @@ class Tilted:
 
     t: float                              # the tilt per grid index
     log_z: LD                             # log Z: untilted mass at s = c[s] e^{log_z - t s}
-    s: npt.NDArray[np.int64]              # composed grid indices of the window, increasing
-    c: npt.NDArray[np.float64]            # computed tilted masses (clipped at 0)
+    s_lo: int                             # the window's first composed grid index
+    c: npt.NDArray[np.float64]            # computed tilted masses (clipped at 0) at s_lo, s_lo + 1, ...
     err2: float                           # 2-norm bound of c - c_N
     alias: float                          # sum of c_N - c (>= 0 entrywise)
     below: float                          # tilted mass left of the window
@@ -144,18 +147,29 @@ class Tilted:
     rel: float                            # relative error of every composed mass from the factors' rounding
     mean: float                           # tilted mean and standard deviation (grid indices)
     sd: float
+    room: npt.NDArray[np.float64] | None = None   # c's buffer, c its first c.size entries and longer: room for
+    #                                               sums made in place (ppk.pld._tilted_bracket._UpperTilt)
+
+    @property
+    def s(self) -> npt.NDArray[np.int64]:
+        """The window's composed grid indices, increasing (made on demand: a window-long array)."""
+        return np.arange(self.s_lo, self.s_lo + self.c.size, dtype=np.int64)
 
     def log_weight(self) -> npt.NDArray[np.longdouble]:
         """log of the untilting factor Z e^{-t s} per window entry."""
         return self.log_z - LD(self.t) * self.s.astype(LD)
 
 
-def _core(p: Factor, t: float, lz: float, right: bool, budget: float) -> tuple[np.ndarray, float]:
-    """The factor's entries that a Chernoff bound uses, and the tilted mass it leaves out (at most
-    ``budget``): the far tail on the bound's side, whose e^{th j} would swamp the generating function of a
-    long-tailed factor (a subsampled mechanism's loss)."""
+def _cores(p: Factor, t: float, lz: float, budget: float) -> tuple[tuple[np.ndarray, float], ...]:
+    """Per side (left, right): the factor's entries that a Chernoff bound uses, and the tilted mass it leaves
+    out (at most ``budget``): the far tail on the bound's side, whose e^{th j} would swamp the generating
+    function of a long-tailed factor (a subsampled mechanism's loss)."""
     x = p.log_v64 + t * p.j64 - lz
     w = np.exp(x - np.max(x)) * math.exp(float(np.max(x)))       # tilted masses (sum <= 1)
+    return _core(w, False, budget), _core(w, True, budget)
+
+
+def _core(w: np.ndarray, right: bool, budget: float) -> tuple[np.ndarray, float]:
     tail = np.cumsum(w[::-1])[::-1] if right else np.cumsum(w)   # mass from each entry outward
     drop = tail <= budget
     keep = ~drop
@@ -175,8 +189,8 @@ class _TailBound:
     def __init__(self, prepared: list[Factor], t: float, log_zs: list[float], sd: float):
         self.prepared, self.t, self.log_zs, self.sd = prepared, t, log_zs, sd
         total = sum(p.count for p in prepared)
-        self.cores = {right: [_core(p, t, lz, right, 1e-40 / total) for p, lz in zip(prepared, log_zs)]
-                      for right in (False, True)}
+        both = [_cores(p, t, lz, 1e-40 / total) for p, lz in zip(prepared, log_zs)]
+        self.cores = {right: [sides[right] for sides in both] for right in (False, True)}
         self.centres = [int(round(p.moments(t)[1])) if p.j64.size else 0 for p in prepared]
         self.centre = sum(p.count * c for p, c in zip(prepared, self.centres))     # a Python int: exact
         self._made: dict[bool, tuple[float, list[tuple[float, float, float]]]] = {}
@@ -294,12 +308,32 @@ def window_size(factors: list[Factor]) -> int:
     return fft_length(math.sqrt(max(var, 0.0)))
 
 
+def _rfft(x: npt.NDArray[np.float64], n: int) -> npt.NDArray[np.complex128]:
+    """The real transform of length n (x may be overwritten): numpy's from 2.0 on (see :func:`_irfft`)."""
+    if _NUMPY_OUT:
+        return np.fft.rfft(x, n)
+    import scipy.fft   # loaded on use: `import ppk` stays light (docs/architecture.md)
+    return scipy.fft.rfft(x, n, workers=-1, overwrite_x=True)
+
+
+def _irfft(half: npt.NDArray[np.complex128], n: int, out: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
+    """The inverse real transform of length n, into ``out`` (n doubles) where numpy can (2.0 on): the same
+    pocketfft transforms as scipy.fft's (the same numbers), without scipy's work buffer and fresh output (8 MiB
+    each at 2^20 points: much of a tilt's peak).  Both directions one library's: each caches its own plans
+    (as large again)."""
+    if _NUMPY_OUT:
+        return np.fft.irfft(half, n, out=out)
+    import scipy.fft   # loaded on use: `import ppk` stays light (docs/architecture.md)
+    return scipy.fft.irfft(half, n, workers=-1, overwrite_x=True)
+
+
+_NUMPY_OUT = np.lib.NumpyVersion(np.__version__) >= "2.0.0"
+
+
 def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, int] | None = None) -> Tilted:
     """The composition of ``factors`` tilted by e^{t j} per grid index j (see the module for what it certifies).
     ``rtol``: the relative error allowance of each factor's entries; ``window``: (first index, FFT length)
     instead of the one centred on the tilted mean."""
-    import scipy.fft   # loaded on use: `import ppk` stays light (docs/architecture.md)
-
     prepared = factors
     stats = [p.moments(t) for p in prepared]
     # the normalisers in double (so the tilted masses below and the untilting use the very same number),
@@ -318,8 +352,19 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         s_lo, n = window
         below, above = tail_bound(s_lo, False), tail_bound(s_lo + n, True)
     # each factor's tilted vector placed so that the composed index s sits at (s - s_lo) mod n
-    spectrum = np.ones(n // 2 + 1, dtype=np.complex128)
-    gamma = np.zeros(n // 2 + 1)          # relative rounding bound of each spectral entry's powers
+    # The spectrum is kept only on the entries whose modulus is at least e^-DROP_LOG (``live``, None for all,
+    # with ``prod`` and ``gamma`` there); the others are set to 0, a change of the inverse transform's input
+    # whose 2-norm (Parseval) is counted in err2.  A long composition's spectrum is gone within a few hundred
+    # low frequencies (a smooth law), or a few around each multiple of a lattice's frequency (a Laplace
+    # mechanism's atoms): the logs, angles and sines are taken there.  (Few window-long arrays: each fresh one
+    # costs its pages' first touch, ~4 ms per 8 MiB.)
+    live: npt.NDArray[np.int64] | None = None
+    prod: Any = None
+    gamma: Any = None                      # relative rounding bound of each spectral entry's powers
+    full: Any = None                       # the first transform's buffer: the spectrum's, then the window's
+    out: Any = None                        # the first factor's buffer: the inverse transform's
+    log_mag: Any = None                    # log |prod B^k| so far, on ``live``
+    dropped = 0                            # spectral entries set to 0 (each of modulus < e^(1 - DROP_LOG))
     fft_err = 0.0                          # sum_i k_i |B_hat_i - B_i|_2
     total = 0
     entry_rel = 0.0
@@ -333,33 +378,56 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         # indices) at s mod n, which the window [s_lo, s_lo + n) reads back
         x = np.bincount(p.j % n, weights=np.exp(arg), minlength=n)
         norm2 = math.sqrt(float(np.einsum("i,i->", x, x)))
-        B = scipy.fft.rfft(x, n, workers=-1, overwrite_x=True)
-        del x
+        B = _rfft(x, n)
         dft_err = rho * math.sqrt(n) * norm2 * (1 + 1e-6)
         # plus the tilted masses below the double range, left out (each < 2.3e-308; a missing mass a moves
         # the k-fold composition by at most k a in 1-norm, hence in 2-norm)
         fft_err += p.count * (dft_err + 2.3e-308 * p.j.size * math.sqrt(n))
+        if full is None:
+            full = B
+        elif live is not None:
+            B = B[live]
         # |B| <= 1 for the exact transform of a probability vector: projecting the computed one onto the
         # unit disk moves it no further from the exact value, and keeps every power of it <= 1 (so the
         # powers' differences add up as sum k_i |B_hat_i - B_i|, without a (1 + eta)^K growth)
-        # (in place over one window-long buffer each: the windows reach 2^22 points)
-        log_r = np.abs(B)
+        log_r = np.abs(B, out=x[:B.size]) if B.size <= x.size else np.abs(B)   # (x's pages, not fresh ones)
+        if out is None:
+            out = x          # the first factor's buffer takes the inverse transform (its last use is before)
+        del x
         np.minimum(log_r, 1.0, out=log_r)
         with np.errstate(divide="ignore"):
             np.log(log_r, out=log_r)
+        # log |B|^k, and the running log |prod B^k| (each |B| <= 1: a later factor only shrinks it); the
+        # entries where that falls below -DROP_LOG leave (see ``dropped`` below)
+        mag = log_r * p.count
+        if log_mag is None:
+            log_mag = mag
+        else:
+            log_mag += mag
+        keep = np.flatnonzero(log_mag >= -DROP_LOG)
+        if keep.size < log_mag.size:
+            dropped += log_mag.size - keep.size
+            live = keep if live is None else live[keep]
+            log_r, B, mag, log_mag = log_r[keep], B[keep], mag[keep], log_mag[keep]
+            if prod is not None:
+                prod, gamma = prod[keep], gamma[keep]
+        if log_mag is mag:                  # (mag is about to become |B|^k)
+            log_mag = mag.copy() if p is not prepared[-1] else None
         phase = np.angle(B)
         phase *= p.count
         np.mod(phase, 2 * math.pi, out=phase)
-        mag = log_r * p.count
         np.exp(mag, out=mag)
         # mag e^{i phase} as mag cos + i mag sin: the very products the complex exp makes
-        # (written straight into B's parts: no further window-long buffer)
+        # (written straight into B's parts: no further buffer)
         np.cos(phase, out=B.real)
         B.real *= mag
         np.sin(phase, out=B.imag)
         B.imag *= mag
         del phase, mag
-        spectrum *= B
+        if prod is None:
+            prod = B
+        else:
+            prod *= B
         del B
         # the powers' rounding: log and angle to a few ulps, each multiplied by k; the exp and the product
         np.negative(log_r, out=log_r)             # |log r| (r <= 1), 0 where r = 0
@@ -368,34 +436,60 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         log_r *= p.count
         log_r += 4
         log_r *= 8 * U
-        gamma += log_r
+        if gamma is None:
+            gamma = log_r
+        else:
+            gamma += log_r
+        del log_r
         total += p.count
     # the full spectrum's entries n - i are the conjugates of the half's i (1 <= i < n/2): each inner entry
     # twice, the two ends once; the double sum of n/2 squares is within (log2 n) u of itself, below the margin
     # (before the inverse transform, which may then overwrite the spectrum: fewer window-long arrays at once)
-    ge = np.abs(spectrum)
+    ge = np.abs(prod)
     ge *= gamma
     del gamma
     ge *= ge
-    power_err = math.sqrt((2 * float(np.sum(ge[1:-1])) + float(ge[0]) + float(ge[-1])) * (1 + 1e-9)) / math.sqrt(n)
+    index = np.arange(ge.size) if live is None else live
+    ge[(index > 0) & (index < n // 2)] *= 2.0
+    del index
+    power_err = math.sqrt(float(np.sum(ge)) * (1 + 1e-9)) / math.sqrt(n)
     del ge
-    c = scipy.fft.irfft(spectrum, n, workers=-1, overwrite_x=True)
-    del spectrum
-    norm_c = float(np.sqrt(np.dot(c, c)))
-    err2 = rho * norm_c * (1 + 2 * rho) + fft_err / math.sqrt(n) + power_err
+    if live is not None:           # the spectrum into the first transform's buffer, 0 where it was dropped
+        full[:] = 0.0
+        full[live] = prod
+        prod = full
+    del live
+    c = _irfft(prod, n, out)
+    del prod, out
+    norm_c = math.sqrt(float(np.einsum("i,i->", c, c)))     # (einsum: no BLAS threads spinning after it)
+    # the entries set to 0: each exact prod B_hat^k there within e^{1 - DROP_LOG} (the computed log sum is
+    # within a few ulps of its terms' sizes, far below 1), its computed power too (gamma << 1); counted twice
+    # (the conjugate half), their inverse transform's 2-norm is at most this (Parseval)
+    drop_err = math.exp(1.0 - DROP_LOG) * math.sqrt(2.0 * dropped / n)
+    err2 = rho * norm_c * (1 + 2 * rho) + fft_err / math.sqrt(n) + power_err + drop_err
     err2 += U * norm_c                 # the clipping below moves no entry away from c_N
-    s = np.arange(s_lo, s_lo + n, dtype=np.int64)
-    c = np.roll(c, -(s_lo % n))        # the composed index s_lo + i sits at (s_lo + i) mod n
-    np.maximum(c, 0.0, out=c)
+    # the composed index s_lo + i sits at (s_lo + i) mod n: rotated into the spectrum's dead buffer (n + 2
+    # doubles), not a fresh array
+    r = s_lo % n
+    room: Any = full.view(np.float64)
+    window_c = room[:n]
+    del full
+    if np.shares_memory(window_c, c):
+        window_c, room = np.roll(c, -r), None
+    else:
+        window_c[:n - r] = c[r:]
+        window_c[n - r:] = c[:r]
+    del c
+    np.maximum(window_c, 0.0, out=window_c)
     # the factors' own rounding, the conversion to double and the long-double normalisers (n ulps each)
     u_ld = float(np.finfo(LD).eps)
     log_rel = total * math.log1p(rtol + 2 * U + entry_rel + max(p.j.size for p in prepared) * u_ld)
     rel = math.expm1(log_rel) if log_rel < 700 else math.inf
-    return Tilted(t, LD(sum(p.count * lz for p, lz in zip(prepared, log_zs))), s, c, err2, below + above, below,
-                  above, rel, mean, sd)
+    return Tilted(t, LD(sum(p.count * lz for p, lz in zip(prepared, log_zs))), s_lo, window_c, err2, below + above,
+                  below, above, rel, mean, sd, room=room)
 
 
 def compose_shifted(factors: list[Factor], like: Tilted, shift: float, rtol: float) -> Tilted:
     """The composition tilted by ``like.t + shift`` on ``like``'s window (the Q-masses of a pair beside the
     P-masses: Q = P e^{-L} makes the tilt ``t + Delta`` per index put them in the same place)."""
-    return compose(factors, t=like.t + shift, rtol=rtol, window=(int(like.s[0]), int(like.s.size)))
+    return compose(factors, t=like.t + shift, rtol=rtol, window=(like.s_lo, int(like.c.size)))

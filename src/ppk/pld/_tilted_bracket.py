@@ -77,50 +77,65 @@ class _UpperTilt:
     ``slack`` adds."""
 
     _CLIP = 350.0
+    _BLOCK = 1 << 16      # weights made this many at a time (no window-long temporaries)
 
     def __init__(self, tl: _tilted.Tilted, dx: float, reach: int = 1):
         """Takes ``tl`` over: its window arrays are released as soon as the sums no longer need them (the
         reads need the suffix sums and the bounds, not the window's masses and indices: a plan keeps its tilts
         between questions, and fewer window-long arrays at once lower the peak)."""
         self.dx, self.reach = dx, reach
-        s, c = tl.s, tl.c
-        tl.s, tl.c = np.empty(0, dtype=np.int64), np.empty(0)
+        c, room = tl.c, tl.room
+        tl.c, tl.room = np.empty(0), None
         self.tl = tl
-        self.size, self.s_lo, s_last = s.size, int(s[0]), int(s[-1])
-        peak = int(s[int(np.argmax(c))])
+        n = c.size
+        self.size, self.s_lo = n, tl.s_lo
+        s_last = self.s_lo + n - 1
+        peak = self.s_lo + int(np.argmax(c))
         t = LD(tl.t)
         self.ref = tl.log_z - t * LD(peak)          # the log weight at the peak (Tilted.log_weight there)
-        # each log weight relative to ref, t (peak - s), in double: the integer difference is exact, so one
-        # rounding -- no further from the truth than the long-double weights' difference rounded to double,
-        # and no window-long long-double arrays (docs/accuracy.md, "Composition without the floor")
-        # (the indices, far below 2^53, convert exactly: the difference is the integer one; then in place, as
-        # every window-long step below, so that a tilt's making holds few arrays beside what it keeps)
-        x = np.subtract(peak, s, dtype=np.float64)
-        x *= tl.t
-        # e^{-L} relative to the peak's loss (for q_w below), made now so that the indices go first; clipped
-        # where it would pass e^700 (atoms far left of the peak, read only for eps there): a smaller Q-part,
-        # so a larger upper end
         self.loss_ref = float(peak) * dx
-        edges = s.astype(np.float64)
-        del s               # not kept: _first_above makes any loss again (8 bytes a point less per tilt)
-        edges *= dx
-        edges -= self.loss_ref
-        np.maximum(edges, -700.0, out=edges)
-        big = x > self._CLIP
-        # an eps reads a weight past e^350 when its first atom is at or before the last such one
-        self.huge_end = int(big.size - np.argmax(big[::-1])) if big.any() else 0
-        xc = np.clip(x, -self._CLIP, self._CLIP, out=x)
-        w = np.exp(xc)
-        w[big] = 0.0
-        xc -= edges
-        del edges
-        q_w = np.exp(np.minimum(xc, 700.0, out=xc), out=xc)
-        q_w[big] = 0.0
-        self.s_pe = _suffix64(c, q_w)
-        del q_w, xc, x
-        self.s_p = _suffix64(c, w)
-        del c
-        del w, big
+        # The two suffix sums are made in place: c times the P-weights in c's own buffer (one longer: the
+        # composition leaves room), c times the Q-weights in one fresh buffer, the weights themselves a block at
+        # a time -- a tilt's making holds c and the two sums, nothing else window-long.
+        if room is not None and room.size > n and np.shares_memory(room[:1], c[:1]):
+            s_p = room[:n + 1]
+        else:
+            s_p = np.empty(n + 1)
+            s_p[:n] = c
+        s_pe = np.empty(n + 1)
+        s_p[n] = s_pe[n] = 0.0
+        self.huge_end = 0
+        for lo in range(0, n, self._BLOCK):
+            hi = min(n, lo + self._BLOCK)
+            # each log weight relative to ref, t (peak - s), in double: the integer difference is exact, so one
+            # rounding -- no further from the truth than the long-double weights' difference rounded to double,
+            # and no long-double arrays (docs/accuracy.md, "Composition without the floor"); the window is
+            # contiguous, s_i = s_lo + i, so the differences come from an arange, exactly in double
+            x = np.arange(lo, hi, dtype=np.float64)
+            np.subtract(float(peak - self.s_lo), x, out=x)
+            edges = np.subtract(float(peak), x)     # s_i in double (exact: integers far below 2^53)
+            x *= tl.t
+            # e^{-L} relative to the peak's loss (for q_w below); clipped where it would pass e^700 (atoms far
+            # left of the peak, read only for eps there): a smaller Q-part, so a larger upper end
+            edges *= dx
+            edges -= self.loss_ref
+            np.maximum(edges, -700.0, out=edges)
+            big = x > self._CLIP
+            # an eps reads a weight past e^350 when its first atom is at or before the last such one
+            if big.any():
+                self.huge_end = lo + int(big.size - np.argmax(big[::-1]))
+            xc = np.clip(x, -self._CLIP, self._CLIP, out=x)
+            np.subtract(xc, edges, out=edges)
+            q_w = np.exp(np.minimum(edges, 700.0, out=edges), out=edges)
+            q_w[big] = 0.0
+            np.multiply(q_w, c[lo:hi], out=s_pe[lo:hi])
+            w = np.exp(xc, out=xc)
+            w[big] = 0.0
+            np.multiply(s_p[lo:hi], w, out=s_p[lo:hi])
+        del c, room
+        for rev in (s_pe[-2::-1], s_p[-2::-1]):       # suffix sums in place (the last entry 0)
+            np.cumsum(rev, out=rev)
+        self.s_pe, self.s_p = s_pe, s_p
         self.peak = peak
         self.gamma = 2.0 * self.size * _tilted.U      # the suffix sums' relative rounding
         last = tl.log_z - t * LD(s_last)              # the log weight at the window's end
@@ -188,16 +203,6 @@ class _UpperTilt:
         straddle = _scaled(tl.rel * (1 + tl.rel) * (1 + grow), near)
         out = _log_or_minus_inf(base + _scaled(tl.rel, base) + straddle, self.ref)
         return np.where((j < self.huge_end) | ~np.isfinite(value), LD(0), out)
-
-
-def _suffix64(a: npt.NDArray[np.float64], b: npt.NDArray[np.float64]) -> npt.NDArray[np.float64]:
-    """Suffix sums of a * b in double, one longer (the last is 0); made in the array returned."""
-    out = np.empty(a.size + 1)
-    out[-1] = 0.0
-    np.multiply(a, b, out=out[:-1])
-    rev = out[-2::-1]
-    np.cumsum(rev, out=rev)
-    return out
 
 
 class _LowerTilt:
@@ -353,10 +358,13 @@ class _OrderCurve:
         return j * step
 
     def _window(self, j: int) -> int:
-        """The window of the tilt j steps up (cached: keys share them)."""
+        """The window of the tilt j steps up (cached: keys share them; a tilt composed already has its own)."""
+        t = j * (TILT_STEP / self.sd)          # the very tilt _snapped makes of j
+        if j not in self._windows and t in self.upper_tilts:
+            self._windows[j] = self.upper_tilts[t].size
         if j not in self._windows:
             try:
-                self._windows[j] = _tilted.window_at(self.atoms, j * TILT_STEP / self.sd)
+                self._windows[j] = _tilted.window_at(self.atoms, t)
             except ValueError:      # past one FFT (fft_length): over any limit, never composed from here
                 self._windows[j] = _tilted.MAX_FFT + 1
         return self._windows[j]

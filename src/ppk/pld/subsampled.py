@@ -74,11 +74,13 @@ def _mixture(log_a: np.ndarray, log_b: np.ndarray, q: float) -> np.ndarray:
         return np.logaddexp(math.log1p(-q) + log_a, math.log(q) + log_b)
 
 
-def _build(make: Callable[..., T], dx: float, k_lo: int, tails: tuple, adjacency: str, **kw: object) -> T:
-    """The PLD of buckets k_lo+1..k_hi of the remove pair from the log tails (p_up, p_down, q_up, q_down)
+def _build(make: Callable[..., T], dx: float, k_lo: int, tails: list, adjacency: str, **kw: object) -> T:
+    """The PLD of buckets k_lo+1..k_hi of the remove pair from the log tails [p_up, p_down, q_up, q_down]
     at its edges k Delta, k = k_lo..k_hi (``up``: P(L > edge), ``down``: P(L <= edge)); the mass beyond
-    both end edges goes to the overflow.  ``"add"`` gets the mirror image (L -> -L, P and Q swapped)."""
+    both end edges goes to the overflow.  ``"add"`` gets the mirror image (L -> -L, P and Q swapped).
+    The list is emptied: the tails go before the PLD is made (a lower peak while it makes its atoms)."""
     p_up, p_down, q_up, q_down = tails
+    tails.clear()
     with np.errstate(invalid="ignore", divide="ignore"):
         # both tails 0 at both edges (beyond a loss range's end) is a mass 0, not the NaN of -inf - -inf
         lp = np.nan_to_num(_log_interval_masses(p_up[:-1], p_up[1:], p_down[:-1], p_down[1:]), nan=-np.inf)
@@ -86,6 +88,7 @@ def _build(make: Callable[..., T], dx: float, k_lo: int, tails: tuple, adjacency
     mp, mq = np.exp(lp.astype(LD)), np.exp(lq.astype(LD))
     over_p = np.exp(LD(p_up[-1])) + np.exp(LD(p_down[0]))
     over_q = np.exp(LD(q_up[-1])) + np.exp(LD(q_down[0]))
+    del p_up, p_down, q_up, q_down, lp, lq
     offset = k_lo + 1
     if adjacency == "add":
         # bucket k (losses in [(k-1) Delta, k Delta]) of the remove pair is bucket 1 - k of its mirror image
@@ -136,8 +139,11 @@ def gaussian(make: Callable[..., T], sigma: object, sensitivity: object, samplin
     # L > edge <=> output t' < t:  Q(t' < t) = Phi(t);  P = (1 - q) Phi(t) + q Phi(t + r)
     q_up, q_down = logsf(-t), logsf(t)
     p_up, p_down = _mixture(q_up, logsf(-t - r), q), _mixture(q_down, logsf(t + r), q)
-    return _build(make, dx, k_lo, (p_up, p_down, q_up, q_down), adjacency,
-                  pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
+    del ell, t
+    tails = [p_up, p_down, q_up, q_down]
+    del p_up, p_down, q_up, q_down
+    return _build(make, dx, k_lo, tails, adjacency, pessimistic_estimate=pessimistic_estimate,
+                  max_buckets=max_buckets)
 
 
 def laplace(make: Callable[..., T], scale: object, sensitivity: object, sampling_prob: object,
@@ -176,7 +182,7 @@ def laplace(make: Callable[..., T], scale: object, sensitivity: object, sampling
     for down in (p_down, q_down):
         down[0] = -np.inf     # nothing below the lower atom
     p_up[0] = q_up[0] = p_down[-1] = q_down[-1] = 0.0
-    out = _build(make, dx, k_lo, (p_up, p_down, q_up, q_down), adjacency,
+    out = _build(make, dx, k_lo, [p_up, p_down, q_up, q_down], adjacency,
                  pessimistic_estimate=pessimistic_estimate, max_buckets=max_buckets)
     # pure DP: |L| <= max(L(e0), -L(-e0)) in both orders.  Each is a few roundings of expm1, a product and
     # log1p; log1p(y) near y = -q amplifies them by at most 1/(1 - q): 1e-13/(1 - q) relative covers that
