@@ -20,14 +20,14 @@ from .pld.subsampled import ADJACENCIES
 
 __all__ = ["dpsgd_epsilon", "dpsgd_noise_multiplier"]
 
-#: The default loss grid: dp_accounting's.  At q = 0.01, 1000 steps one eps takes ~0.2 s of CPU; a finer grid
+#: The default loss grid: dp_accounting's.  At q = 0.01, 1000 steps one eps takes ~0.1 s of CPU; a finer grid
 #: moves eps by less than 1e-4 relative there (docs/dpsgd.md, "The grid").
 DEFAULT_INTERVAL = 1e-4
 #: The search's noise multipliers lie in [MIN_SIGMA, MAX_SIGMA]: below, one step's loss spans more than the
 #: builders' 2^20 buckets hold at any useful grid; above, the run is private at any eps the grid resolves.
 MIN_SIGMA, MAX_SIGMA = 1e-3, 1e6
 #: The largest target eps: beyond it a guarantee promises nothing, and the runs the search evaluates (small
-#: noise, wide losses) take ~3 s each.  At 50, q = 0.01, 1000 steps, the search takes ~15 s of CPU.
+#: noise, wide losses) take ~2 s each.  At 50, q = 0.01, 1000 steps, the search takes ~10 s of CPU.
 MAX_EPSILON = 50.0
 #: The grids allowed.  Wider than 1, eps is reported far above the truth (and the bracket's error terms
 #: overflow far beyond it); finer than 1e-6, a step's builder coarsens the grid to its 2^20 buckets anyway
@@ -71,7 +71,7 @@ def dpsgd_epsilon(*, noise_multiplier: float, sampling_rate: float, steps: int, 
     ``inf`` when no eps reaches ``delta``.  ``adjacency``: ``"add_or_remove"`` (one row added or removed,
     the larger of both; as dp_accounting, Opacus and jax_privacy), ``"remove"`` or ``"add"`` alone.
 
-    Time: about 0.2 s of CPU at sampling_rate 0.01, 1000 steps and the default grid (1e-4, dp_accounting's):
+    Time: about 0.1 s of CPU at sampling_rate 0.01, 1000 steps and the default grid (1e-4, dp_accounting's):
     the step's tails are cut as deep as ``delta`` needs, e^-50 (dp_accounting's cut) for every usual delta
     (docs/dpsgd.md, "The tails").  A plan whose composed loss would not fit the FFT is refused with a
     ValueError, not run for minutes.
@@ -114,8 +114,8 @@ def dpsgd_noise_multiplier(*, epsilon: float, delta: float, sampling_rate: float
 
     The search (ppk._search: regula falsi safeguarded by bisection) starts from the central limit
     theorem's estimate and evaluates about 6 runs, all at one delta (so one tail cut, docs/dpsgd.md "The
-    tails"): 0.6-1 s of CPU at sampling_rate 0.01, 1000 steps, eps 1-1.5 and the default grid (3 s at eps 8,
-    ~15 s at 50, whose runs have wider losses).  ``epsilon`` above 50 is
+    tails"): 0.3-0.8 s of CPU at sampling_rate 0.01, 1000 steps, eps 1-1.5 and the default grid (2 s at eps 8,
+    ~10 s at 50, whose runs have wider losses).  ``epsilon`` above 50 is
     refused (it promises nothing), and so is a target no noise multiplier up to 1e6 certifies.
 
     >>> sigma = dpsgd_noise_multiplier(epsilon=2.0, delta=1e-5, sampling_rate=0.01, steps=100)
