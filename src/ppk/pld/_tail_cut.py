@@ -104,13 +104,18 @@ def for_delta(delta: float, mass_at: Callable[[float], float], runs: int, compos
 def deepening(at: Callable[[float], tuple[T, float]], ask: Callable[[T], tuple[Any, Any]], runs: int,
               compositions: int) -> tuple[T, tuple[Any, Any]]:
     """What ``at(cut)`` builds and ``ask``'s (lower, upper) of it (floats or arrays), at the shallowest cut
-    whose mass is at most SHARE x the smallest upper end, from the shallowest rung down: certified at any cut."""
+    where every answer is settled, from the shallowest rung down: certified at any cut.  A deeper cut moves
+    an upper end by at most min(M(c), upper - lower) (it stays at or above the truth, so at or above the
+    lower end), so an answer is settled once that is at most SHARE x its upper end, or its bracket is one
+    rounding wide (an upper end of 0 or a pure-DP cap, which no cut changes)."""
     cut = RUNGS[0]
     while True:
         built, mass = at(cut)
         lo, hi = ask(built)
-        if cut == RUNGS[-1] or np.size(hi) == 0 or mass <= SHARE * float(np.min(hi)):
+        lo_a, hi_a = np.asarray(lo, dtype=float), np.asarray(hi, dtype=float)
+        settled = (np.minimum(mass, hi_a - lo_a) <= SHARE * hi_a) | (hi_a <= np.nextafter(lo_a, np.inf))
+        if cut == RUNGS[-1] or bool(np.all(settled)):
             return built, (lo, hi)
         # the deeper answer is at least the lower end here (certified) and at least this one less the mass
-        floor = float(np.min(np.maximum(np.asarray(lo, dtype=float), np.asarray(hi, dtype=float) - mass)))
+        floor = float(np.min(np.maximum(lo_a, hi_a - mass)[~settled]))
         cut = deeper(cut, SHARE * floor, runs, compositions)
