@@ -336,6 +336,10 @@ def _run(args: argparse.Namespace) -> int:
     plan = [_parse(option, text) for option, text in args.plan]
     # a fresh plan per question: a plan caches its tilts, and what it was asked before can change (or,
     # in ppk 0.1.0, break) the next answer; fresh plans give every answer as the Python API gives it alone
+    # each question's tails cut as deep as its answer needs (as the Accountant's, docs/dpsgd.md "The tails")
+    runs = sum(r.times for r in plan if r.option == "subsampled-gaussian")
+    compositions = _tail_cut.steps(r.times for r in plan)
+
     def fresh(cut: float = _SUBSAMPLED_TAILS) -> tuple[PLD, float]:   # and its cut mass (ppk.pld._tail_cut)
         leaves: list = []
         pld = compose_plan(plan, sensitivity=args.sensitivity, interval=args.interval, adjacency=args.adjacency,
@@ -343,9 +347,6 @@ def _run(args: argparse.Namespace) -> int:
         tilted = _tail_cut.read_off_tilts(pld, [one for one, _, _ in leaves])
         return pld, _tail_cut.cut_mass([(one, k) for one, k, cut_here in leaves if cut_here],
                                        0 if tilted else compositions)
-    # each question's tails cut as deep as its answer needs (as the Accountant's, docs/dpsgd.md "The tails")
-    runs = sum(r.times for r in plan if r.option == "subsampled-gaussian")
-    compositions = _tail_cut.steps(r.times for r in plan)
 
     def for_eps(eps: list[float]) -> PLD:    # (no subsampled Gaussian: no tails to cut, one plan for all)
         return _tail_cut.deepening(fresh, lambda pld: pld.delta_bracket(eps), runs, compositions)[0] if runs \
