@@ -26,21 +26,66 @@ inline double log_sum(const std::vector<double>& v) {
   return m + std::log(s);
 }
 
-// out[i] = sum_k ra[k] b[i + k] over k < nx, for i < n (the narrow factor reversed, so both run forwards).  Eight
-// partial sums let the products pipeline; any order of a sum of nonnegative terms keeps the callers' (nx + 8) u
-// bound.  Ctrl-C polled every value (ppk/cancel.hpp: every 1024 polls, at most ~1e8 multiply-adds apart).
+// out[i] = sum_k ra[k] b[i + k] over k < nx, for i < n (the narrow factor reversed, so both run forwards).  Each
+// output is summed in the order k = 0, 1, ..., a multiply then an add (the callers' (nx + 8) u bound holds for any
+// order of a sum of nonnegative terms); tiles of consecutive outputs share each ra[k] and keep their sums in
+// registers, so the products pipeline across outputs.  Every path does the same operations on every output, so
+// the AVX2 one (x86-64 with GCC or Clang, chosen at run time) gives the same bits as the portable one.
+// Ctrl-C polled once per output, as before the tiles (ppk/cancel.hpp: every 1024 polls, at most ~1e8
+// multiply-adds apart).
+template <int T>
+inline void correlate_tile(const double* ra, const double* bb, std::int64_t nx, double* out) {
+  double acc[T] = {};
+  for (std::int64_t k = 0; k < nx; ++k) {
+    const double a = ra[k];
+    const double* p = bb + k;
+    for (int j = 0; j < T; ++j) acc[j] += a * p[j];
+  }
+  for (int j = 0; j < T; ++j) out[j] = acc[j];
+}
+
+template <int T>
+inline void correlate_tiles(const double* ra, const double* b, std::int64_t nx, std::int64_t n, double* out) {
+  std::int64_t i = 0;
+  for (; i + T <= n; i += T) {
+    for (int j = 0; j < T; ++j) poll_cancel();
+    correlate_tile<T>(ra, b + i, nx, out + i);
+  }
+  for (; i < n; ++i) {
+    poll_cancel();
+    correlate_tile<1>(ra, b + i, nx, out + i);
+  }
+}
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define PPK_SHUFFLE_AVX2 1
+__attribute__((target("avx2"))) inline void correlate_avx2(const double* ra, const double* b, std::int64_t nx,
+                                                           std::int64_t n, double* out) {
+  std::int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {   // 32 sums: eight 256-bit registers
+    for (int j = 0; j < 32; ++j) poll_cancel();
+    double acc[32] = {};
+    for (std::int64_t k = 0; k < nx; ++k) {
+      const double a = ra[k];
+      const double* p = b + i + k;
+      for (int j = 0; j < 32; ++j) acc[j] += a * p[j];
+    }
+    for (int j = 0; j < 32; ++j) out[i + j] = acc[j];
+  }
+  correlate_tiles<8>(ra, b + i, nx, n - i, out + i);
+}
+#endif
+
 inline void correlate(const std::vector<double>& ra, const std::vector<double>& b, std::int64_t nx, std::int64_t n,
                       std::vector<double>& out) {
-  for (std::int64_t i = 0; i < n; ++i) {
-    poll_cancel();
-    const double* bb = b.data() + i;
-    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    std::int64_t k = 0;
-    for (; k + 8 <= nx; k += 8)
-      for (int l = 0; l < 8; ++l) acc[l] += ra[k + l] * bb[k + l];
-    for (; k < nx; ++k) acc[0] += ra[k] * bb[k];
-    out[static_cast<std::size_t>(i)] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+#ifdef PPK_SHUFFLE_AVX2
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) {
+    correlate_avx2(ra.data(), b.data(), nx, n, out.data());
+    return;
   }
+#endif
+  correlate_tiles<24>(ra.data(), b.data(), nx, n, out.data());   // 24 sums: twelve 128-bit registers
 }
 
 }  // namespace shuffle_detail
