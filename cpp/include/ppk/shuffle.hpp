@@ -131,6 +131,7 @@ class ShuffleSplit {
   std::unique_ptr<BlockCache> cache_ = std::make_unique<BlockCache>();
 
   double saddle(double target) const;
+  double tilted_mean(double lam) const;
   double wide_log(std::int64_t y) const { return wide_.empty() ? (y == 0 ? 0.0 : -shuffle_detail::kDInf)
                                                                : wide_[0].log_pmf_at(y); }
   double wide_tilted_max(std::int64_t a, std::int64_t b, double lam, double ym) const;

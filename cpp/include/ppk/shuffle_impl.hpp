@@ -142,6 +142,16 @@ inline ShuffleSplit::ShuffleSplit(std::shared_ptr<const ShuffleSplit> parent, st
   while (block_ < (std::int64_t(1) << 16) && static_cast<double>(block_) < 0.5 * std::sqrt(var_)) block_ *= 2;
 }
 
+// The mean of the law tilted by e^(lam s), less shift_ (each random group's Bernoulli mean tilted).
+inline double ShuffleSplit::tilted_mean(double lam) const {
+  double mean = 0;
+  for (const Group& g : all_) {
+    const double z = std::log(g.prob_one()) - std::log1p(-g.prob_one()) + lam;
+    mean += g.count / (1.0 + std::exp(std::min(-z, 700.0)));
+  }
+  return mean;
+}
+
 // The tilt whose tilted law has mean target: Newton on the increasing tilted mean, kept in a bracket.
 inline double ShuffleSplit::saddle(double target) const {
   std::vector<const Group*> gs;
@@ -332,9 +342,12 @@ inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) c
   const double log_rho1 = log_g - log_f;
   const double slack = 16 * kDU * (1 + std::fabs(log_f) + std::fabs(log_g));
   const double sd = var_ > 0 ? std::sqrt(var_) : 1.0;
-  const double centre = shift_ + mean_ + var_ * (forward ? log_rho1 : -log_rho1);
-  const double d = std::fabs(centre - shift_ - mean_);
-  double inner = 0.5 * sd + 4, outer = std::sqrt(d * d + 2 * var_ * depth_) - d + 4;
+  // The terms change sign where C(s) / C(s-1) crosses rho1 (backward) or 1 / rho1 (forward): about the mean of the
+  // law tilted by e^(-+ log rho1 s) (the saddle point; mean -+ var log rho1 for a Gaussian).  Only where the sums
+  // start: the windows are certified below whatever the start.
+  const double centre = shift_ + tilted_mean(forward ? log_rho1 : -log_rho1);
+  const double d = std::fabs(centre - shift_ - tilted_mean(0));
+  double inner = 0.5 * sd + 4, outer = std::sqrt(d * d + 2 * var_ * (depth_ + 8)) - d + 4;
   std::vector<double> L, Up, t_low, t_up;
   const std::int64_t first = shift_, last = shift_ + size_ + 1;   // the terms live on first..last
   // x truncated, within first - 1 .. last + 1 (centre and the doubled reaches may pass the int64 range; NaN: first - 1)
