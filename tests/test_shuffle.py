@@ -525,3 +525,30 @@ def test_range_bound_with_its_window_cut_is_above_every_split():
                               backward_only=True).log_bracket(eps)[1]
         worst = max(q._split_curve(j).log_bracket(eps)[0] for j in range(a, a + m + 1))
         assert worst <= bound <= removal - (removal - worst) / 3, (a, m, worst, bound, removal)
+
+
+@pytest.mark.parametrize("eps0, eps, first, users, most", [
+    (2.0, 1.0, 0, 0, 512),        # delta ~ e^-4936: the Gaussian start lay past the support (4352 values)
+    (0.5, 0.004, 0, 0, 2048),     # delta ~ 3e-6: starting at depth + 0 failed and doubled (3072 values)
+    (0.5, 0.004, 5000, 512, 1536),  # a range (RANGE_DEPTH, tightened): 2048 values before
+])
+def test_windows_start_where_the_terms_change_sign(eps0, eps, first, users, most):
+    # Each order's window starts at the saddle point of the law tilted by -+ log rho1 (where C(s) / C(s-1) crosses
+    # rho1) and reaches the tail's depth + 8 at once (docs/shuffle.md, "Speed"): at n = 10^5 (blocks of 256 or
+    # 512 values) the curves ask for the blocks they need, a few standard deviations, where the old start asked
+    # for up to 17 times more.  Only where the sums start changes: the brackets below are the ones the old start
+    # gave (to 1e-9; the range's upper end, a tail bound lower, to 5e-9).
+    from ppk._shuffle_split import DEPTH, RANGE_DEPTH, split_curve
+    q = S(n=10 ** 5, eps0=eps0)
+    curve = split_curve(q._flip, ones=first, zeros=q.known - first - users, unknown=0, q=q._q,
+                        depth=RANGE_DEPTH if users else DEPTH, backward_only=True)
+    if users:
+        curve.set_range_users(users)
+    low, up = curve.log_bracket(eps)
+    assert curve.cached_values() <= most, curve.cached_values()
+    expected = {(2.0, 0): (-4936.071448312116, -4936.071447511427), (0.5, 0): (-12.649495247417214, -12.649495245995539),
+                (0.5, 512): (None, -12.646102143247651)}[(eps0, users)]
+    if users:
+        assert abs(up - expected[1]) < 1e-8     # a range only prunes: its upper end
+    else:
+        assert abs(low - expected[0]) < 1e-9 and abs(up - expected[1]) < 1e-9

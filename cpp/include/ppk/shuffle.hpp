@@ -106,6 +106,13 @@ class ShuffleSplit {
   // range"): the backward order's upper end then keeps what adding back the range's users must take away
   // (set before the curve is shared).
   void set_range_users(std::int64_t users) { range_users_ = users; }
+  // How many values of log C the cache holds (the work the windows asked for; tests/test_shuffle.py).
+  std::int64_t cached_values() const {
+    std::lock_guard<std::mutex> guard(cache_->mu);
+    std::int64_t total = 0;
+    for (const auto& kv : cache_->blocks) total += static_cast<std::int64_t>(kv.second->lower.size());
+    return total;
+  }
 
  private:
   using Group = shuffle_detail::Group;
