@@ -552,3 +552,56 @@ def test_windows_start_where_the_terms_change_sign(eps0, eps, first, users, most
         assert abs(up - expected[1]) < 1e-8     # a range only prunes: its upper end
     else:
         assert abs(low - expected[0]) < 1e-9 and abs(up - expected[1]) < 1e-9
+
+
+def test_wide_split_brackets_settle_ranges_below_the_largest_upper_end(monkeypatch):
+    # Where a split's own bracket is wider than rtol (at n = 5e7, eps0 = 4 it is 1.1e-6 of delta: its allowances grow
+    # with the distance to the threshold), no range can come within rtol of the best lower end, and the search used
+    # to evaluate every split near the worst one by one (21,000 splits, 9 GB at n = 1e8).  The supremum's upper end
+    # is at least the largest upper end of a split evaluated, so a range below it is settled (docs/shuffle.md, "The
+    # supremum over the splits").  Here each split's lower end is lowered by 1e-3 (still a lower end) to make its
+    # bracket that wide at an affordable n, where delta is flat across the splits (eps0 = 0.5): 320 splits were
+    # evaluated, 24 now.
+    import ppk.shuffle as sh
+    N, EPS0, EPS, WIDTH = 20_000, 0.5, 0.01, 1e-3
+    original = sh.ShuffledRandomizedResponse._range_curve
+
+    class Wider:
+        def __init__(self, curve):
+            self.curve = curve
+
+        def log_bracket(self, eps):
+            low, up = self.curve.log_bracket(eps)
+            return low - WIDTH, up
+
+    def widened(self, first, last, parent=None):
+        curve = original(self, first, last, parent)
+        return Wider(curve) if first == last else curve
+
+    exact = S(n=N, eps0=EPS0).log_delta_bracket(EPS)
+    monkeypatch.setattr(sh.ShuffledRandomizedResponse, "_range_curve", widened)
+    q = S(n=N, eps0=EPS0)
+    low, up = q.log_delta_bracket(EPS)
+    splits = sum(1 for key in q._curves if key[0] == key[1])
+    assert splits <= 40, splits                           # the 16 at the ends, a few short ranges
+    assert abs(low - (exact[0] - WIDTH)) < 1e-9 and exact[0] <= up <= exact[1]   # a bracket, no wider at the top
+
+
+def test_past_1e8_users_only_counts_that_vary_little():
+    # Past 10^8 users the exact search is taken where the others' count varies little (n r (1 - r) <= 2e6: its
+    # time follows that variance, about 10 s there), up to 10^9 users (a split's bracket widens like n); otherwise
+    # a clear error naming n and eps0 (docs/shuffle.md, "Limits").
+    with pytest.raises(ValueError, match=r"n=1000000000 with eps0=4\.0: .* variance 1\.77e\+07"):
+        S(n=10 ** 9, eps0=4.0)
+    with pytest.raises(ValueError, match=r"n=1000000001 is more users than the exact search takes"):
+        S(n=10 ** 9 + 1, eps0=20.0)
+    S(n=10 ** 8 + 1, eps0=4.0)                   # variance 1.8e6: taken
+    # n = 3e8 at eps0 = 12 (variance 1.8e3): the split with every known input 0 against the 60-digit oracle (its
+    # bottom outputs, the backward order the search computes), in a bracket 9e-6 of delta wide (it widens like n:
+    # the allowance for r rounded to a double grows with the deviation from the mean, the hockey stick's cancellation
+    # with the distance to the threshold)
+    n, eps0, eps = 3 * 10 ** 8, 12.0, 0.08
+    low, up = S(n=n, eps0=eps0)._split_curve(0).log_bracket(eps)
+    with mp.workdps(DPS):
+        exact = mp.log(so._tail_side(so.flip_probability(eps0), 0, n - 1, mp.exp(mp.mpf(eps)), top=False))
+    assert low <= float(exact) <= up and up - low < 1e-4, (low, up, mp.nstr(exact, 20))
