@@ -29,10 +29,10 @@ from ._validate import integer, real, real_array
 
 __all__ = ["ShuffledRandomizedResponse", "MAX_USERS", "LARGE_USERS", "MAX_COUNT_VARIANCE"]
 
-#: The most users the exact search takes (docs/shuffle.md, "Limits"); beyond, the clone bound
-#: (ppk.related.shuffle_clones) is the practical tool.  Past LARGE_USERS it takes only laws whose count varies
-#: little: its time follows the variance of the others' count, n r (1 - r) (about 1 s at 2e5, 10 s at 2e6:
-#: docs/shuffle.md, "Speed"), and a split's bracket widens like n (2e-6 of delta at 10^8, 2.4e-5 at 10^9).
+#: The most users the exact search takes (docs/shuffle.md, "Limits"; measured up to there: 1-4 s at 10^9 for eps0
+#: 8 to 14); beyond, the clone bound (ppk.related.shuffle_clones) is the practical tool.  Past LARGE_USERS it takes
+#: only laws whose count varies little: its time follows the variance of the others' count, n r (1 - r) (about
+#: 1 s at 2e5, 5-12 s at 2e6: docs/shuffle.md, "Speed").
 MAX_USERS = 10 ** 9
 LARGE_USERS = 10 ** 8
 #: The largest variance of the others' count taken past LARGE_USERS users (n = 10^8 at eps0 = 4 is 1.8e6).
@@ -119,8 +119,8 @@ class ShuffledRandomizedResponse(BracketedCurve):
                  rtol: float = 1e-6, categories: int = 2):
         self.n = integer("n", n, minimum=1)
         if self.n > MAX_USERS:
-            raise ValueError(f"n={self.n} is more users than the exact search takes (MAX_USERS={MAX_USERS:,}: a split's "
-                             "bracket widens like n); use ppk.related.shuffle_clones.clone_bound_epsilon for a bound")
+            raise ValueError(f"n={self.n} is more users than the exact search takes (MAX_USERS={MAX_USERS:,}); use "
+                             "ppk.related.shuffle_clones.clone_bound_epsilon for a bound")
         self.eps0 = real("eps0", eps0, minimum=0.0)
         self.known = self.n - 1 if known is None else integer("known", known, minimum=0, maximum=self.n - 1)
         unknown = self.n - 1 - self.known
@@ -242,10 +242,9 @@ class ShuffledRandomizedResponse(BracketedCurve):
         slack = math.log1p(self.rtol)
         best = -math.inf                                  # the largest lower end of a split evaluated
         # A range is settled below max(best + slack, top): top is the largest upper end of a split evaluated, which
-        # the supremum's upper end reaches anyway.  Where a split's own bracket is wider than rtol (its allowances
-        # grow like sqrt(n) times the distance to the threshold: 1.1e-6 at n = 5e7, eps0 = 4), no range could
-        # settle below best + slack, and every split near the worst ones was evaluated one by one (21,000 and
-        # 9 GB at n = 1e8).
+        # the supremum's upper end reaches anyway.  Where a split's own bracket is wider than rtol (1.1e-6 at
+        # n = 5e7, eps0 = 4, when r's rounding was allowed for as an absolute error), no range could settle below
+        # best + slack, and every split near the worst ones was evaluated one by one (21,000 and 9 GB at n = 1e8).
         top = -math.inf
         heap: list[tuple[float, int, int]] = []           # ranges still open, largest upper end first
         done: list[tuple[float, int, int]] = []           # single splits, evaluated exactly

@@ -131,7 +131,7 @@ class ShuffleSplit {
   std::vector<Group> all_;                          // every random group of the law (the saddle point's)
   std::shared_ptr<const ShuffleSplit> parent_;      // derived: wide_ is empty, narrow_ the added users
   std::int64_t shift_ = 0, size_ = 0, block_ = 16;
-  double mean_ = 0, var_ = 0, dev_ = 0, r_, eps0_, depth_;
+  double mean_ = 0, var_ = 0, dev_ = 0, dev0_ = 0, r_, eps0_, depth_;
   bool backward_only_;
   bool upper_only_ = false;
   std::int64_t range_users_ = 0;

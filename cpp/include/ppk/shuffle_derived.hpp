@@ -110,7 +110,7 @@ inline void ShuffleSplit::derived_inside(std::int64_t lo, std::int64_t hi, doubl
   // rounding: the kernel's log pmf run, the tilts (3u of each magnitude), exp (2u a factor), the sums ((nx + 8) u),
   // the scale, and r's rounding in the kernel (dev_ per count of deviation); the parent's ends carry its own
   const double base = g.run_error(max_la) + 3 * kDU * (max_la + max_tilt_a + max_pb + max_tilt_b + std::fabs(ma) + std::fabs(mb)) +
-                      (nx + 8) * kDU * 1.01 + dev_ * 2 * max_dx;
+                      (nx + 8) * kDU * 1.01 + dev_ * 2 * max_dx + dev0_;
   for (std::int64_t i = 0; i < n; ++i) {
     const double t = static_cast<double>(t0 + i);
     const double scale = ma + mb - lam * (t - xm - ym);

@@ -112,12 +112,24 @@ inline ShuffleSplit::ShuffleSplit(std::int64_t ones, std::int64_t zeros, std::in
   if (groups.size() == 2) narrow_ = groups[0];
   if (!groups.empty()) wide_.push_back(groups.back());
   all_ = groups;
-  // r and q are rounded to doubles: d log pmf / dp = (x - k p) / (p (1 - p)) gives an error per count of
-  // deviation from the mean (as in ppk/_shuffle_split.py)
-  double smallest = 0.5;   // min(p, 1 - p) is at most 1/2: the least over the random probabilities, or 1/2
-  for (double p : {r, q})
-    if (p > 0 && p < 1) smallest = std::min(smallest, std::min(p, 1 - p));
-  dev_ = 5 * shuffle_detail::kDU / smallest;
+  // r and q are doubles rounded from the model's: r = 1 / (1 + e^eps0) within 4u relative (exp within 1 ulp, then
+  // an add and a divide; docs/shuffle.md), q = r + p (1 - 2r) within 4u + 3u (three roundings of positive terms).
+  // Every pmf here takes p as given and 1 - p exactly (long double): with p' = p (1 + e), by the mean value theorem
+  //   |log Bin(x; k, p') - log Bin(x; k, p)| <= (|x - k p| + k |e| p) |e| / ((1 - |e|) (1 - p (1 + |e|))),
+  // so where 1 - p >= 1e-6, with |e| <= 7u: 8u / (1 - p) per count of deviation from the mean (the 7u with room for
+  // the denominators), plus k (8u)^2 2 / (1 - p) for each group whatever the deviation (dev0_).  (Where 1 - p is
+  // smaller -- q within 1e-6 of 1 -- q's rounding may be a large part of 1 - q: 5u / min(p, 1 - p) per count, as
+  // before, and as the Python reference keeps everywhere: its kernel's window of two groups takes 1 - r, rounded,
+  // as a probability.)  tests/test_shuffle.py checks the lemma on the rounded r.
+  constexpr double kE = 8 * shuffle_detail::kDU;
+  for (const Group& g : groups) {
+    if (1 - g.p >= 1e-6) {
+      dev_ = std::max(dev_, kE / (1 - g.p));
+      dev0_ += static_cast<double>(g.count) * kE * kE * 2 / (1 - g.p);
+    } else {
+      dev_ = std::max(dev_, 5 * shuffle_detail::kDU / std::min(g.p, 1 - g.p));
+    }
+  }
   // blocks of about two standard deviations (a power of two, 16 .. 2^16): an order's window spans a few (a
   // block much wider than the law would be tilted far from its mean, where r's rounding weighs more)
   while (block_ < (std::int64_t(1) << 16) && static_cast<double>(block_) < 2 * std::sqrt(var_)) block_ *= 2;
@@ -136,6 +148,8 @@ inline ShuffleSplit::ShuffleSplit(std::shared_ptr<const ShuffleSplit> parent, st
   mean_ = parent->mean_ + count * g.prob_one();
   var_ = parent->var_ + count * r_ * (1 - r_);
   dev_ = parent->dev_;   // the same r and q: the same allowance per count of deviation
+  dev0_ = static_cast<double>(count) * 128 * shuffle_detail::kDU * shuffle_detail::kDU / (1 - r_);   // the kernel's
+  // second-order term (k e^2 2 / (1 - r), e = 8u: above); the parent's values carry their own
   parent_ = std::move(parent);
   // blocks of about half a standard deviation (a power of two, 16 .. 2^16): a derived block costs its length
   // times the kernel's window, so the blocks an order's window touches but does not need are kept short
@@ -210,7 +224,7 @@ inline void ShuffleSplit::bracket_inside(std::int64_t lo, std::int64_t hi, doubl
     for (std::int64_t i = 0; i < n; ++i) {
       const double f = std::isfinite(v[i]) ? v[i] : 0.0;
       const double err = (wide_.empty() ? 0.0 : wide_[0].run_error(f)) + 2 * kDU * std::fabs(f) +
-                         dev_ * std::fabs(static_cast<double>(t0 + i) - mean_);
+                         dev_ * std::fabs(static_cast<double>(t0 + i) - mean_) + dev0_;
       lower[i] = v[i] - err;
       upper[i] = v[i] + err;
     }
@@ -291,7 +305,7 @@ inline void ShuffleSplit::bracket_inside(std::int64_t lo, std::int64_t hi, doubl
   for (std::int64_t i = 0; i < n; ++i) {
     const double t = static_cast<double>(t0 + i);
     const double scale = ma + mb - lam * (t - xm - ym);
-    const double err = base + 2 * kDU * std::fabs(scale) + dev_ * (std::fabs(t - mean_) + 2 * max_dx);
+    const double err = base + 2 * kDU * std::fabs(scale) + dev_ * (std::fabs(t - mean_) + 2 * max_dx) + dev0_;
     lower[i] = std::log(c[i]) + scale - err;
     upper[i] = std::log(c[i] * (1 + 4 * kDU) + extra) + scale + err;
   }
@@ -367,6 +381,10 @@ inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) c
     }
     lo = std::min(std::max(lo, first), last - 1);
     hi = std::max(std::min(hi, last), first + 1);
+    // A window that would pass the cache's size has met allowances it cannot certify past (log C's bracket as wide
+    // as the steps of its ratio): each order is at most f (a positive part is at most C(s), which sums to 1), a
+    // certified end that allocates nothing (n = 1e8 at eps0 = 20 grew to the whole support and ran out of memory).
+    if (hi - lo > kMaxCachedValues) return {-kDInf, log_f + slack};
     get(lo - 1, hi, L, Up);   // log C on lo-1..hi
     const std::size_t m = L.size();
     t_low.assign(m - 1, -kDInf);
