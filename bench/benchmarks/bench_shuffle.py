@@ -4,7 +4,7 @@ in ppk's own code: ppk.related.shuffle_clones), at eps0 = 4, delta = 1e-6, stand
 
 Both are timed cold: a fresh ShuffledRandomizedResponse each time (its curves are cached per object) and
 the clone bound's cache of binomial rows cleared.  n = 1e8 is left out: the exact eps(1e-6) took more than
-4 minutes there (df27ae7, the C++ split; n = 1e7: 15 s).  The track_ benchmarks record the values, so a
+4 minutes there (df27ae7, the C++ split; n = 1e7: 15 s), and still takes about 12 s of CPU after issue #43's work.  The track_ benchmarks record the values, so a
 change of either engine that moves them shows in the report.
 """
 import time
