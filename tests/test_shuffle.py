@@ -525,3 +525,125 @@ def test_range_bound_with_its_window_cut_is_above_every_split():
                               backward_only=True).log_bracket(eps)[1]
         worst = max(q._split_curve(j).log_bracket(eps)[0] for j in range(a, a + m + 1))
         assert worst <= bound <= removal - (removal - worst) / 3, (a, m, worst, bound, removal)
+
+
+@pytest.mark.parametrize("eps0, eps, first, users, most", [
+    (2.0, 1.0, 0, 0, 512),        # delta ~ e^-4936: the Gaussian start lay past the support (4352 values)
+    (0.5, 0.004, 0, 0, 2048),     # delta ~ 3e-6: starting at depth + 0 failed and doubled (3072 values)
+    (0.5, 0.004, 5000, 512, 1536),  # a range (RANGE_DEPTH, tightened): 2048 values before
+])
+def test_windows_start_where_the_terms_change_sign(eps0, eps, first, users, most):
+    # Each order's window starts at the saddle point of the law tilted by -+ log rho1 (where C(s) / C(s-1) crosses
+    # rho1) and reaches the tail's depth + 8 at once (docs/shuffle.md, "Speed"): at n = 10^5 (blocks of 256 or
+    # 512 values) the curves ask for the blocks they need, a few standard deviations, where the old start asked
+    # for up to 17 times more.  Only where the sums start changes: the brackets below are the ones the old start
+    # gave, and the new ones lie inside them (narrower since r's rounding is allowed for by its relative error).
+    from ppk._shuffle_split import DEPTH, RANGE_DEPTH, split_curve
+    q = S(n=10 ** 5, eps0=eps0)
+    curve = split_curve(q._flip, ones=first, zeros=q.known - first - users, unknown=0, q=q._q,
+                        depth=RANGE_DEPTH if users else DEPTH, backward_only=True)
+    if users:
+        curve.set_range_users(users)
+    low, up = curve.log_bracket(eps)
+    assert curve.cached_values() <= most, curve.cached_values()
+    expected = {(2.0, 0): (-4936.071448312116, -4936.071447511427), (0.5, 0): (-12.649495247417214, -12.649495245995539),
+                (0.5, 512): (None, -12.646102143247651)}[(eps0, users)]
+    if users:
+        assert expected[1] - 1e-6 < up <= expected[1] + 1e-12     # a range only prunes: its upper end
+    else:
+        assert expected[0] - 1e-12 <= low <= up <= expected[1] + 1e-12
+
+
+def test_wide_split_brackets_settle_ranges_below_the_largest_upper_end(monkeypatch):
+    # Where a split's own bracket is wider than rtol (at n = 5e7, eps0 = 4 it is 1.1e-6 of delta: its allowances grow
+    # with the distance to the threshold), no range can come within rtol of the best lower end, and the search used
+    # to evaluate every split near the worst one by one (21,000 splits, 9 GB at n = 1e8).  The supremum's upper end
+    # is at least the largest upper end of a split evaluated, so a range below it is settled (docs/shuffle.md, "The
+    # supremum over the splits").  Here each split's lower end is lowered by 1e-3 (still a lower end) to make its
+    # bracket that wide at an affordable n, where delta is flat across the splits (eps0 = 0.5): 320 splits were
+    # evaluated, 24 now.
+    import ppk.shuffle as sh
+    N, EPS0, EPS, WIDTH = 20_000, 0.5, 0.01, 1e-3
+    original = sh.ShuffledRandomizedResponse._range_curve
+
+    class Wider:
+        def __init__(self, curve):
+            self.curve = curve
+
+        def log_bracket(self, eps):
+            low, up = self.curve.log_bracket(eps)
+            return low - WIDTH, up
+
+    def widened(self, first, last, parent=None):
+        curve = original(self, first, last, parent)
+        return Wider(curve) if first == last else curve
+
+    exact = S(n=N, eps0=EPS0).log_delta_bracket(EPS)
+    monkeypatch.setattr(sh.ShuffledRandomizedResponse, "_range_curve", widened)
+    q = S(n=N, eps0=EPS0)
+    low, up = q.log_delta_bracket(EPS)
+    splits = sum(1 for key in q._curves if key[0] == key[1])
+    assert splits <= 40, splits                           # the 16 at the ends, a few short ranges
+    assert abs(low - (exact[0] - WIDTH)) < 1e-9 and exact[0] <= up <= exact[1]   # a bracket, no wider at the top
+
+
+def test_past_1e8_users_only_counts_that_vary_little():
+    # Past 10^8 users the exact search is taken where the others' count varies little (n r (1 - r) <= 2e6: its
+    # time follows that variance, about 10 s there), up to 10^9 users; otherwise a clear error naming n and eps0
+    # (docs/shuffle.md, "Limits").
+    with pytest.raises(ValueError, match=r"n=1000000000 with eps0=4\.0: .* variance 1\.77e\+07"):
+        S(n=10 ** 9, eps0=4.0)
+    with pytest.raises(ValueError, match=r"n=1000000001 is more users than the exact search takes"):
+        S(n=10 ** 9 + 1, eps0=20.0)
+    S(n=10 ** 8 + 1, eps0=4.0)                   # variance 1.8e6: taken
+    # n = 3e8 at eps0 = 12 (variance 1.8e3): the split with every known input 0 against the 60-digit oracle (its
+    # bottom outputs, the backward order the search computes), in a bracket 2e-10 of delta wide (8.6e-6 when r's
+    # rounding was allowed for as an absolute error, 5u / r per count of deviation from the mean)
+    n, eps0, eps = 3 * 10 ** 8, 12.0, 0.08
+    low, up = S(n=n, eps0=eps0)._split_curve(0).log_bracket(eps)
+    with mp.workdps(DPS):
+        exact = mp.log(so._tail_side(so.flip_probability(eps0), 0, n - 1, mp.exp(mp.mpf(eps)), top=False))
+    assert low <= float(exact) <= up and up - low < 1e-9, (low, up, mp.nstr(exact, 20))
+
+
+def test_flip_probability_rounding_lemma():
+    # ppk/shuffle_impl.hpp: r = 1 / (1 + e^eps0) is rounded to a double r' = r (1 + e) with |e| <= 4u (exp within one
+    # ulp, an add and a divide), and q = r + p (1 - 2r) within 7u; every pmf takes p' as given and 1 - p' exactly, so
+    #   |log Bin(x; k, p') - log Bin(x; k, p)| <= 8u |x - k p| / (1 - p) + 2 k (8u)^2 / (1 - p)   (1 - p >= 1e-6),
+    # the allowance per count of deviation that replaced 5u / min(p, 1 - p) (docs/shuffle.md, "log C(s), certified").
+    # Checked in 50-digit mpmath on the rounded r of 400 eps0 (the rounding reaches 1.8u here: an allowance of u per
+    # count fails 240 of the 3600 cases, 8u without the 1 / (1 - p) 990).
+    from ppk._shuffle_split import Flip
+    u = 2.0 ** -53
+    worst = 0.0
+    with mp.workdps(50):
+        for i in range(400):
+            eps0 = 0.01 + i * 0.05
+            r_true = 1 / (1 + mp.exp(mp.mpf(eps0)))
+            r = Flip(eps0).r
+            e = abs(mp.mpf(r) / r_true - 1)
+            worst = max(worst, float(e / u))
+            assert e <= 4 * u, (eps0, float(e / u))
+            for p in (0.0, 0.3, 0.999):
+                q = r + p * (1 - 2 * r)
+                q_true = r_true + mp.mpf(p) * (1 - 2 * r_true)
+                assert abs(mp.mpf(q) / q_true - 1) <= 7 * u
+                for k, x in ((10 ** 9, 0), (10 ** 9, 10 ** 9), (10 ** 6, 123_456)):
+                    def log_pmf(prob):
+                        return x * mp.log(prob) + (k - x) * mp.log(1 - prob)     # the binomial coefficient cancels
+                    got = abs(log_pmf(mp.mpf(q)) - log_pmf(q_true))
+                    allowed = 8 * u * abs(x - k * q_true) / (1 - q_true) + 2 * k * (8 * u) ** 2 / (1 - q_true)
+                    assert got <= allowed, (eps0, p, k, x, float(got / allowed))
+    assert worst > 0.5                     # the rounding is there to be seen
+
+
+def test_a_window_that_cannot_be_certified_stops_at_f():
+    # At n = 1e8, eps0 = 20, every user unknown and holding 1 (q = 1 - r, within 1e-6 of 1: q's rounding is a large
+    # part of 1 - q, and log C's bracket is wider than the steps of its ratio far in the tail), the backward order's
+    # window could not be certified and grew to the whole support: gigabytes, then std::bad_alloc.  It now stops at
+    # the cache's size with that order's certified end f (docs/shuffle.md, "Exact sums of positive parts").
+    q = S(n=10 ** 8, eps0=20.0, known=0, p=1.0)
+    low, up = q.log_delta_bracket(19.0)
+    r = q.flip_probability
+    log_f = math.log1p(-r) + math.log(-math.expm1(19.0 - 20.0))
+    assert up == pytest.approx(log_f, abs=1e-12) and -0.67 < low < up

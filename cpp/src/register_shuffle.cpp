@@ -33,6 +33,8 @@ void register_shuffle(py::module_& m) {
            "lower end of log_bracket is -inf.")
       .def("set_range_users", &ppk::ShuffleSplit::set_range_users, py::arg("users"),
            "This curve bounds a range of users + 1 splits: its backward upper end keeps their certified loss.")
+      .def("cached_values", &ppk::ShuffleSplit::cached_values,
+           "How many values of log C the curve's cache holds: the work its windows asked for.")
       .def("log_bracket",
            [](const ppk::ShuffleSplit& s, double eps) {
              // on this thread, the GIL released; the convolutions poll for Ctrl-C (any thread: bindings.hpp)

@@ -27,12 +27,16 @@ from ._shuffle_split import DEPTH, RANGE_DEPTH, Flip, check_interrupt, derived_c
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
 
-__all__ = ["ShuffledRandomizedResponse", "MAX_USERS"]
+__all__ = ["ShuffledRandomizedResponse", "MAX_USERS", "LARGE_USERS", "MAX_COUNT_VARIANCE"]
 
-#: The most users the exact search takes: its cost grows about like n (1.4 s at 10^7 with eps0 = 4, about 13 s
-#: at eps0 = 1: docs/shuffle.md, "Speed"); beyond, the clone bound (ppk.related.shuffle_clones) is the
-#: practical tool.
-MAX_USERS = 10 ** 8
+#: The most users the exact search takes (docs/shuffle.md, "Limits"; measured up to there: 1-4 s at 10^9 for eps0
+#: 8 to 14); beyond, the clone bound (ppk.related.shuffle_clones) is the practical tool.  Past LARGE_USERS it takes
+#: only laws whose count varies little: its time follows the variance of the others' count, n r (1 - r) (about
+#: 1 s at 2e5, 5-12 s at 2e6: docs/shuffle.md, "Speed").
+MAX_USERS = 10 ** 9
+LARGE_USERS = 10 ** 8
+#: The largest variance of the others' count taken past LARGE_USERS users (n = 10^8 at eps0 = 4 is 1.8e6).
+MAX_COUNT_VARIANCE = 2e6
 
 #: The local privacy that stands for no flipping (``with_scale(0)``): 1 / (1 + e^746) rounds to 0 in double.
 NO_FLIP_EPS0 = 746.0
@@ -115,8 +119,8 @@ class ShuffledRandomizedResponse(BracketedCurve):
                  rtol: float = 1e-6, categories: int = 2):
         self.n = integer("n", n, minimum=1)
         if self.n > MAX_USERS:
-            raise ValueError(f"n={self.n} is more users than the exact search takes (MAX_USERS={MAX_USERS:,}: its time "
-                             "grows like n, minutes at 10^8); use ppk.related.shuffle_clones.clone_bound_epsilon for a bound")
+            raise ValueError(f"n={self.n} is more users than the exact search takes (MAX_USERS={MAX_USERS:,}); use "
+                             "ppk.related.shuffle_clones.clone_bound_epsilon for a bound")
         self.eps0 = real("eps0", eps0, minimum=0.0)
         self.known = self.n - 1 if known is None else integer("known", known, minimum=0, maximum=self.n - 1)
         unknown = self.n - 1 - self.known
@@ -128,6 +132,12 @@ class ShuffledRandomizedResponse(BracketedCurve):
         self._flip = Flip(self.eps0)
         r = self._flip.r
         self._q = r + (self.p or 0.0) * (1 - 2 * r)
+        variance = self.known * r * (1 - r) + unknown * self._q * (1 - self._q)
+        if self.n > LARGE_USERS and variance > MAX_COUNT_VARIANCE:
+            raise ValueError(f"n={self.n} with eps0={self.eps0!r}: past {LARGE_USERS:,} users the exact search takes only "
+                             f"counts that vary little (the others' count has variance {variance:.3g} here, at most "
+                             f"{MAX_COUNT_VARIANCE:.0e} taken: its time follows it, about 10 s there); a larger eps0, at most "
+                             f"{LARGE_USERS:,} users, or ppk.related.shuffle_clones.clone_bound_epsilon for a bound")
         self._curves: dict[tuple, Any] = {}   # (first, last) or ("split", j) -> a curve with log_bracket(eps)
         self._progress: Any = None
 
@@ -231,16 +241,22 @@ class ShuffledRandomizedResponse(BracketedCurve):
         ranges with the largest upper ends, their halves evaluated together on ``pool``'s threads."""
         slack = math.log1p(self.rtol)
         best = -math.inf                                  # the largest lower end of a split evaluated
+        # A range is settled below max(best + slack, top): top is the largest upper end of a split evaluated, which
+        # the supremum's upper end reaches anyway.  Where a split's own bracket is wider than rtol (1.1e-6 at
+        # n = 5e7, eps0 = 4, when r's rounding was allowed for as an absolute error), no range could settle below
+        # best + slack, and every split near the worst ones was evaluated one by one (21,000 and 9 GB at n = 1e8).
+        top = -math.inf
         heap: list[tuple[float, int, int]] = []           # ranges still open, largest upper end first
         done: list[tuple[float, int, int]] = []           # single splits, evaluated exactly
         parents: dict[tuple[int, int], tuple[int, int]] = {}   # a half -> the range it was cut from
 
         def evaluate(keys: list[tuple[int, int]]) -> None:
-            nonlocal best
+            nonlocal best, top
             ends = _map(pool, lambda key: self._range_curve(key[0], key[1], parents.get(key)).log_bracket(eps), keys)
             for (first, last), (low, up) in zip(keys, ends):
                 if first == last:                         # one split: exact, and a candidate for the best
                     best = max(best, low)
+                    top = max(top, up)
                     done.append((up, first, last))
                 else:
                     heapq.heappush(heap, (-up, first, last))
@@ -255,10 +271,10 @@ class ShuffledRandomizedResponse(BracketedCurve):
                                           for c in (2 ** i, k + 1 - 2 ** i) if lo < c <= hi})
             keys += [(a, b - 1) for a, b in zip(cuts, cuts[1:])]
         evaluate(keys)
-        while heap and -heap[0][0] > best + slack:        # a range may still beat the best by more than rtol
+        while heap and -heap[0][0] > max(best + slack, top):   # a range may still beat the best by more than rtol
             check_interrupt()
             keys = []
-            while heap and len(keys) < 2 * BATCH and -heap[0][0] > best + slack:
+            while heap and len(keys) < 2 * BATCH and -heap[0][0] > max(best + slack, top):
                 _, first, last = heapq.heappop(heap)
                 if last - first < 8:                      # a short range: every split in it, exactly
                     keys += [(j, j) for j in range(first, last + 1)]
@@ -269,7 +285,7 @@ class ShuffledRandomizedResponse(BracketedCurve):
                     parents[(first, mid)] = parents[(mid + 1, last)] = (first, last)
             evaluate(keys)
             if reporter is not None and reporter.due():   # the share of the splits settled so far
-                open_ = sum(b - a + 1 for neg, a, b in heap if -neg > best + slack)
+                open_ = sum(b - a + 1 for neg, a, b in heap if -neg > max(best + slack, top))
                 reporter.report(1.0 - open_ / (k + 1), "cover")
         if reporter is not None:
             reporter.report(1.0, "cover")

@@ -106,6 +106,13 @@ class ShuffleSplit {
   // range"): the backward order's upper end then keeps what adding back the range's users must take away
   // (set before the curve is shared).
   void set_range_users(std::int64_t users) { range_users_ = users; }
+  // How many values of log C the cache holds (the work the windows asked for; tests/test_shuffle.py).
+  std::int64_t cached_values() const {
+    std::lock_guard<std::mutex> guard(cache_->mu);
+    std::int64_t total = 0;
+    for (const auto& kv : cache_->blocks) total += static_cast<std::int64_t>(kv.second->lower.size());
+    return total;
+  }
 
  private:
   using Group = shuffle_detail::Group;
@@ -124,13 +131,14 @@ class ShuffleSplit {
   std::vector<Group> all_;                          // every random group of the law (the saddle point's)
   std::shared_ptr<const ShuffleSplit> parent_;      // derived: wide_ is empty, narrow_ the added users
   std::int64_t shift_ = 0, size_ = 0, block_ = 16;
-  double mean_ = 0, var_ = 0, dev_ = 0, r_, eps0_, depth_;
+  double mean_ = 0, var_ = 0, dev_ = 0, dev0_ = 0, r_, eps0_, depth_;
   bool backward_only_;
   bool upper_only_ = false;
   std::int64_t range_users_ = 0;
   std::unique_ptr<BlockCache> cache_ = std::make_unique<BlockCache>();
 
   double saddle(double target) const;
+  double tilted_mean(double lam) const;
   double wide_log(std::int64_t y) const { return wide_.empty() ? (y == 0 ? 0.0 : -shuffle_detail::kDInf)
                                                                : wide_[0].log_pmf_at(y); }
   double wide_tilted_max(std::int64_t a, std::int64_t b, double lam, double ym) const;

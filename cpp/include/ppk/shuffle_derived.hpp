@@ -47,7 +47,7 @@ inline void ShuffleSplit::derived_inside(std::int64_t lo, std::int64_t hi, doubl
   if (g.count >= 64) {
     const double lp = log_one_plus_exp(std::log(p1) + lam - std::log1p(-p1)) + std::log1p(-p1);
     const double pt = std::min(1.0, std::exp(std::log(p1) + lam - lp)), qt = std::min(1.0, std::exp(std::log1p(-p1) - lp));
-    const std::int64_t half = static_cast<std::int64_t>(std::sqrt(2 * (depth_ + 10)) * std::sqrt(g.count * pt * qt) + 12);
+    const std::int64_t half = static_cast<std::int64_t>(std::sqrt(2 * (depth_ + 4)) * std::sqrt(g.count * pt * qt) + 12);
     const std::int64_t centre = static_cast<std::int64_t>(g.count * pt);
     x0 = std::max<std::int64_t>(0, centre - half);
     x1 = std::min<std::int64_t>(g.count, centre + half);
@@ -110,7 +110,7 @@ inline void ShuffleSplit::derived_inside(std::int64_t lo, std::int64_t hi, doubl
   // rounding: the kernel's log pmf run, the tilts (3u of each magnitude), exp (2u a factor), the sums ((nx + 8) u),
   // the scale, and r's rounding in the kernel (dev_ per count of deviation); the parent's ends carry its own
   const double base = g.run_error(max_la) + 3 * kDU * (max_la + max_tilt_a + max_pb + max_tilt_b + std::fabs(ma) + std::fabs(mb)) +
-                      (nx + 8) * kDU * 1.01 + dev_ * 2 * max_dx;
+                      (nx + 8) * kDU * 1.01 + dev_ * 2 * max_dx + dev0_;
   for (std::int64_t i = 0; i < n; ++i) {
     const double t = static_cast<double>(t0 + i);
     const double scale = ma + mb - lam * (t - xm - ym);

@@ -26,21 +26,66 @@ inline double log_sum(const std::vector<double>& v) {
   return m + std::log(s);
 }
 
-// out[i] = sum_k ra[k] b[i + k] over k < nx, for i < n (the narrow factor reversed, so both run forwards).  Eight
-// partial sums let the products pipeline; any order of a sum of nonnegative terms keeps the callers' (nx + 8) u
-// bound.  Ctrl-C polled every value (ppk/cancel.hpp: every 1024 polls, at most ~1e8 multiply-adds apart).
+// out[i] = sum_k ra[k] b[i + k] over k < nx, for i < n (the narrow factor reversed, so both run forwards).  Each
+// output is summed in the order k = 0, 1, ..., a multiply then an add (the callers' (nx + 8) u bound holds for any
+// order of a sum of nonnegative terms); tiles of consecutive outputs share each ra[k] and keep their sums in
+// registers, so the products pipeline across outputs.  Every path does the same operations on every output, so
+// the AVX2 one (x86-64 with GCC or Clang, chosen at run time) gives the same bits as the portable one.
+// Ctrl-C polled once per output, as before the tiles (ppk/cancel.hpp: every 1024 polls, at most ~1e8
+// multiply-adds apart).
+template <int T>
+inline void correlate_tile(const double* ra, const double* bb, std::int64_t nx, double* out) {
+  double acc[T] = {};
+  for (std::int64_t k = 0; k < nx; ++k) {
+    const double a = ra[k];
+    const double* p = bb + k;
+    for (int j = 0; j < T; ++j) acc[j] += a * p[j];
+  }
+  for (int j = 0; j < T; ++j) out[j] = acc[j];
+}
+
+template <int T>
+inline void correlate_tiles(const double* ra, const double* b, std::int64_t nx, std::int64_t n, double* out) {
+  std::int64_t i = 0;
+  for (; i + T <= n; i += T) {
+    for (int j = 0; j < T; ++j) poll_cancel();
+    correlate_tile<T>(ra, b + i, nx, out + i);
+  }
+  for (; i < n; ++i) {
+    poll_cancel();
+    correlate_tile<1>(ra, b + i, nx, out + i);
+  }
+}
+
+#if (defined(__GNUC__) || defined(__clang__)) && defined(__x86_64__)
+#define PPK_SHUFFLE_AVX2 1
+__attribute__((target("avx2"))) inline void correlate_avx2(const double* ra, const double* b, std::int64_t nx,
+                                                           std::int64_t n, double* out) {
+  std::int64_t i = 0;
+  for (; i + 32 <= n; i += 32) {   // 32 sums: eight 256-bit registers
+    for (int j = 0; j < 32; ++j) poll_cancel();
+    double acc[32] = {};
+    for (std::int64_t k = 0; k < nx; ++k) {
+      const double a = ra[k];
+      const double* p = b + i + k;
+      for (int j = 0; j < 32; ++j) acc[j] += a * p[j];
+    }
+    for (int j = 0; j < 32; ++j) out[i + j] = acc[j];
+  }
+  correlate_tiles<8>(ra, b + i, nx, n - i, out + i);
+}
+#endif
+
 inline void correlate(const std::vector<double>& ra, const std::vector<double>& b, std::int64_t nx, std::int64_t n,
                       std::vector<double>& out) {
-  for (std::int64_t i = 0; i < n; ++i) {
-    poll_cancel();
-    const double* bb = b.data() + i;
-    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    std::int64_t k = 0;
-    for (; k + 8 <= nx; k += 8)
-      for (int l = 0; l < 8; ++l) acc[l] += ra[k + l] * bb[k + l];
-    for (; k < nx; ++k) acc[0] += ra[k] * bb[k];
-    out[static_cast<std::size_t>(i)] = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+#ifdef PPK_SHUFFLE_AVX2
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) {
+    correlate_avx2(ra.data(), b.data(), nx, n, out.data());
+    return;
   }
+#endif
+  correlate_tiles<24>(ra.data(), b.data(), nx, n, out.data());   // 24 sums: twelve 128-bit registers
 }
 
 }  // namespace shuffle_detail
@@ -67,12 +112,24 @@ inline ShuffleSplit::ShuffleSplit(std::int64_t ones, std::int64_t zeros, std::in
   if (groups.size() == 2) narrow_ = groups[0];
   if (!groups.empty()) wide_.push_back(groups.back());
   all_ = groups;
-  // r and q are rounded to doubles: d log pmf / dp = (x - k p) / (p (1 - p)) gives an error per count of
-  // deviation from the mean (as in ppk/_shuffle_split.py)
-  double smallest = 0.5;   // min(p, 1 - p) is at most 1/2: the least over the random probabilities, or 1/2
-  for (double p : {r, q})
-    if (p > 0 && p < 1) smallest = std::min(smallest, std::min(p, 1 - p));
-  dev_ = 5 * shuffle_detail::kDU / smallest;
+  // r and q are doubles rounded from the model's: r = 1 / (1 + e^eps0) within 4u relative (exp within 1 ulp, then
+  // an add and a divide; docs/shuffle.md), q = r + p (1 - 2r) within 4u + 3u (three roundings of positive terms).
+  // Every pmf here takes p as given and 1 - p exactly (long double): with p' = p (1 + e), by the mean value theorem
+  //   |log Bin(x; k, p') - log Bin(x; k, p)| <= (|x - k p| + k |e| p) |e| / ((1 - |e|) (1 - p (1 + |e|))),
+  // so where 1 - p >= 1e-6, with |e| <= 7u: 8u / (1 - p) per count of deviation from the mean (the 7u with room for
+  // the denominators), plus k (8u)^2 2 / (1 - p) for each group whatever the deviation (dev0_).  (Where 1 - p is
+  // smaller -- q within 1e-6 of 1 -- q's rounding may be a large part of 1 - q: 5u / min(p, 1 - p) per count, as
+  // before, and as the Python reference keeps everywhere: its kernel's window of two groups takes 1 - r, rounded,
+  // as a probability.)  tests/test_shuffle.py checks the lemma on the rounded r.
+  constexpr double kE = 8 * shuffle_detail::kDU;
+  for (const Group& g : groups) {
+    if (1 - g.p >= 1e-6) {
+      dev_ = std::max(dev_, kE / (1 - g.p));
+      dev0_ += static_cast<double>(g.count) * kE * kE * 2 / (1 - g.p);
+    } else {
+      dev_ = std::max(dev_, 5 * shuffle_detail::kDU / std::min(g.p, 1 - g.p));
+    }
+  }
   // blocks of about two standard deviations (a power of two, 16 .. 2^16): an order's window spans a few (a
   // block much wider than the law would be tilted far from its mean, where r's rounding weighs more)
   while (block_ < (std::int64_t(1) << 16) && static_cast<double>(block_) < 2 * std::sqrt(var_)) block_ *= 2;
@@ -91,10 +148,22 @@ inline ShuffleSplit::ShuffleSplit(std::shared_ptr<const ShuffleSplit> parent, st
   mean_ = parent->mean_ + count * g.prob_one();
   var_ = parent->var_ + count * r_ * (1 - r_);
   dev_ = parent->dev_;   // the same r and q: the same allowance per count of deviation
+  dev0_ = static_cast<double>(count) * 128 * shuffle_detail::kDU * shuffle_detail::kDU / (1 - r_);   // the kernel's
+  // second-order term (k e^2 2 / (1 - r), e = 8u: above); the parent's values carry their own
   parent_ = std::move(parent);
   // blocks of about half a standard deviation (a power of two, 16 .. 2^16): a derived block costs its length
   // times the kernel's window, so the blocks an order's window touches but does not need are kept short
   while (block_ < (std::int64_t(1) << 16) && static_cast<double>(block_) < 0.5 * std::sqrt(var_)) block_ *= 2;
+}
+
+// The mean of the law tilted by e^(lam s), less shift_ (each random group's Bernoulli mean tilted).
+inline double ShuffleSplit::tilted_mean(double lam) const {
+  double mean = 0;
+  for (const Group& g : all_) {
+    const double z = std::log(g.prob_one()) - std::log1p(-g.prob_one()) + lam;
+    mean += g.count / (1.0 + std::exp(std::min(-z, 700.0)));
+  }
+  return mean;
 }
 
 // The tilt whose tilted law has mean target: Newton on the increasing tilted mean, kept in a bracket.
@@ -155,7 +224,7 @@ inline void ShuffleSplit::bracket_inside(std::int64_t lo, std::int64_t hi, doubl
     for (std::int64_t i = 0; i < n; ++i) {
       const double f = std::isfinite(v[i]) ? v[i] : 0.0;
       const double err = (wide_.empty() ? 0.0 : wide_[0].run_error(f)) + 2 * kDU * std::fabs(f) +
-                         dev_ * std::fabs(static_cast<double>(t0 + i) - mean_);
+                         dev_ * std::fabs(static_cast<double>(t0 + i) - mean_) + dev0_;
       lower[i] = v[i] - err;
       upper[i] = v[i] + err;
     }
@@ -236,7 +305,7 @@ inline void ShuffleSplit::bracket_inside(std::int64_t lo, std::int64_t hi, doubl
   for (std::int64_t i = 0; i < n; ++i) {
     const double t = static_cast<double>(t0 + i);
     const double scale = ma + mb - lam * (t - xm - ym);
-    const double err = base + 2 * kDU * std::fabs(scale) + dev_ * (std::fabs(t - mean_) + 2 * max_dx);
+    const double err = base + 2 * kDU * std::fabs(scale) + dev_ * (std::fabs(t - mean_) + 2 * max_dx) + dev0_;
     lower[i] = std::log(c[i]) + scale - err;
     upper[i] = std::log(c[i] * (1 + 4 * kDU) + extra) + scale + err;
   }
@@ -287,9 +356,12 @@ inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) c
   const double log_rho1 = log_g - log_f;
   const double slack = 16 * kDU * (1 + std::fabs(log_f) + std::fabs(log_g));
   const double sd = var_ > 0 ? std::sqrt(var_) : 1.0;
-  const double centre = shift_ + mean_ + var_ * (forward ? log_rho1 : -log_rho1);
-  const double d = std::fabs(centre - shift_ - mean_);
-  double inner = 0.5 * sd + 4, outer = std::sqrt(d * d + 2 * var_ * depth_) - d + 4;
+  // The terms change sign where C(s) / C(s-1) crosses rho1 (backward) or 1 / rho1 (forward): about the mean of the
+  // law tilted by e^(-+ log rho1 s) (the saddle point; mean -+ var log rho1 for a Gaussian).  Only where the sums
+  // start: the windows are certified below whatever the start.
+  const double centre = shift_ + tilted_mean(forward ? log_rho1 : -log_rho1);
+  const double d = std::fabs(centre - shift_ - tilted_mean(0));
+  double inner = 0.5 * sd + 4, outer = std::sqrt(d * d + 2 * var_ * (depth_ + 8)) - d + 4;
   std::vector<double> L, Up, t_low, t_up;
   const std::int64_t first = shift_, last = shift_ + size_ + 1;   // the terms live on first..last
   // x truncated, within first - 1 .. last + 1 (centre and the doubled reaches may pass the int64 range; NaN: first - 1)
@@ -309,6 +381,10 @@ inline std::pair<double, double> ShuffleSplit::order(double eps, bool forward) c
     }
     lo = std::min(std::max(lo, first), last - 1);
     hi = std::max(std::min(hi, last), first + 1);
+    // A window that would pass the cache's size has met allowances it cannot certify past (log C's bracket as wide
+    // as the steps of its ratio): each order is at most f (a positive part is at most C(s), which sums to 1), a
+    // certified end that allocates nothing (n = 1e8 at eps0 = 20 grew to the whole support and ran out of memory).
+    if (hi - lo > kMaxCachedValues) return {-kDInf, log_f + slack};
     get(lo - 1, hi, L, Up);   // log C on lo-1..hi
     const std::size_t m = L.size();
     t_low.assign(m - 1, -kDInf);

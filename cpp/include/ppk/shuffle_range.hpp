@@ -139,12 +139,16 @@ inline double ShuffleSplit::range_tightened(double log_s, std::int64_t s_first, 
       for (std::size_t j = 0; j < cuts.size(); ++j) {
         const std::int64_t W = cuts[j];
         const std::int64_t k_lo = std::max<std::int64_t>(1, k0 - W - 1), k_hi = std::min<std::int64_t>(nn - 1, k0 + W + 1);
-        for (std::int64_t k = k_lo; k <= k_hi; ++k) {
-          if (k >= done_lo && k <= done_hi) continue;
-          const double dist = static_cast<double>(k - k0) - frac;   // s - theta
-          const double line = std::fabs(dist) * grow[k] * back * (1 + 4 * kDU);
-          kappa = std::min(kappa, (dist < 0 ? pos[k] : neg[k]) / line);
-        }
+        auto visit = [&](std::int64_t a, std::int64_t b) {   // k in a..b
+          for (std::int64_t k = a; k <= b; ++k) {
+            const double dist = static_cast<double>(k - k0) - frac;   // s - theta
+            const double line = std::fabs(dist) * grow[k] * back * (1 + 4 * kDU);
+            kappa = std::min(kappa, (dist < 0 ? pos[k] : neg[k]) / line);
+          }
+        };
+        // only the k this rung adds to the running minimum: k_lo .. done_lo - 1 and done_hi + 1 .. k_hi
+        visit(k_lo, std::min(k_hi, done_lo - 1));
+        visit(std::max(k_lo, done_hi + 1), k_hi);
         done_lo = k_lo;
         done_hi = k_hi;
         kap[j] = kappa;
