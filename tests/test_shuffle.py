@@ -596,6 +596,10 @@ def test_past_1e8_users_only_counts_that_vary_little():
     with pytest.raises(ValueError, match=r"n=1000000001 is more users than the exact search takes"):
         S(n=10 ** 9 + 1, eps0=20.0)
     S(n=10 ** 8 + 1, eps0=4.0)                   # variance 1.8e6: taken
+    # at most 10^8 users, a variance up to 1.2e7 (10^8 at eps0 = 0.5, 2.4e7, ate past 12 GB before it was refused)
+    with pytest.raises(ValueError, match=r"n=100000000 with eps0=0\.5: the exact search .* variance 2\.35e\+07"):
+        S(n=10 ** 8, eps0=0.5)
+    S(n=10 ** 8, eps0=2.0)                       # variance 1.05e7: taken
     # n = 3e8 at eps0 = 12 (variance 1.8e3): the split with every known input 0 against the 60-digit oracle (its
     # bottom outputs, the backward order the search computes), in a bracket 2e-10 of delta wide (8.6e-6 when r's
     # rounding was allowed for as an absolute error, 5u / r per count of deviation from the mean)

@@ -27,7 +27,7 @@ from ._shuffle_split import DEPTH, RANGE_DEPTH, Flip, check_interrupt, derived_c
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
 
-__all__ = ["ShuffledRandomizedResponse", "MAX_USERS", "LARGE_USERS", "MAX_COUNT_VARIANCE"]
+__all__ = ["ShuffledRandomizedResponse", "MAX_USERS", "LARGE_USERS", "MAX_COUNT_VARIANCE", "LARGE_COUNT_VARIANCE"]
 
 #: The most users the exact search takes (docs/shuffle.md, "Limits"; measured up to there: 1-4 s at 10^9 for eps0
 #: 8 to 14); beyond, the clone bound (ppk.related.shuffle_clones) is the practical tool.  Past LARGE_USERS it takes
@@ -35,8 +35,12 @@ __all__ = ["ShuffledRandomizedResponse", "MAX_USERS", "LARGE_USERS", "MAX_COUNT_
 #: 1 s at 2e5, 5-12 s at 2e6: docs/shuffle.md, "Speed").
 MAX_USERS = 10 ** 9
 LARGE_USERS = 10 ** 8
-#: The largest variance of the others' count taken past LARGE_USERS users (n = 10^8 at eps0 = 4 is 1.8e6).
-MAX_COUNT_VARIANCE = 2e6
+#: The largest variance of the others' count the exact search takes at any n: its time and memory grow faster
+#: than the variance (n = 10^8 at eps0 = 2, variance 1.05e7: 54 s and 2.6 GB; at eps0 = 0.5, 2.4e7: past
+#: 12 GB), so beyond it a clear error, not a machine eaten (docs/shuffle.md, "Limits").
+MAX_COUNT_VARIANCE = 1.2e7
+#: The largest variance taken past LARGE_USERS users (n = 10^8 at eps0 = 4 is 1.8e6).
+LARGE_COUNT_VARIANCE = 2e6
 
 #: The local privacy that stands for no flipping (``with_scale(0)``): 1 / (1 + e^746) rounds to 0 in double.
 NO_FLIP_EPS0 = 746.0
@@ -133,11 +137,14 @@ class ShuffledRandomizedResponse(BracketedCurve):
         r = self._flip.r
         self._q = r + (self.p or 0.0) * (1 - 2 * r)
         variance = self.known * r * (1 - r) + unknown * self._q * (1 - self._q)
-        if self.n > LARGE_USERS and variance > MAX_COUNT_VARIANCE:
-            raise ValueError(f"n={self.n} with eps0={self.eps0!r}: past {LARGE_USERS:,} users the exact search takes only "
-                             f"counts that vary little (the others' count has variance {variance:.3g} here, at most "
-                             f"{MAX_COUNT_VARIANCE:.0e} taken: its time follows it, about 10 s there); a larger eps0, at most "
-                             f"{LARGE_USERS:,} users, or ppk.related.shuffle_clones.clone_bound_epsilon for a bound")
+        large = self.n > LARGE_USERS
+        limit = LARGE_COUNT_VARIANCE if large else MAX_COUNT_VARIANCE
+        if variance > limit:
+            where = f"past {LARGE_USERS:,} users the" if large else "the"
+            raise ValueError(f"n={self.n} with eps0={self.eps0!r}: {where} exact search takes only counts that vary "
+                             f"little (the others' count has variance {variance:.3g} here, at most {limit:.2g} taken: its "
+                             f"time and memory follow it, about {'10 s' if large else '1 min and 3 GB'} there); a larger "
+                             "eps0, fewer users, or ppk.related.shuffle_clones.clone_bound_epsilon for a bound")
         self._curves: dict[tuple, Any] = {}   # (first, last) or ("split", j) -> a curve with log_bracket(eps)
         self._progress: Any = None
 
