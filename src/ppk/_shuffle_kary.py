@@ -10,9 +10,10 @@ Mult_{n}(h; theta) / n``
     P_x(h) - e^eps P_x'(h) = M'(h) L(h),   L(h) = alpha h1 / theta1 + beta h2 / theta2 - gamma h3 / theta3,
 
 ``alpha = a - e^eps b``, ``beta = b - e^eps a``, ``gamma = (e^eps - 1)(k - 2) b``: the hockey stick is the sum of
-``M'(h) L(h)`` over the half-plane ``L > 0``, every term positive.  Each term carries a certified lower and
-upper end (the kernel's binomial log pmfs, the rounding of ``theta`` and of ``L``); the terms outside the
-window summed are bounded by binomial tails (log-concavity: geometric series) and added to the upper end.
+``M'(h) L(h)`` over the half-plane ``L > 0``, every term positive.  The kernel (cpp/include/ppk/shuffle_kary.hpp)
+walks each row's run of ``L > 0`` outwards from its largest weight, each term with certified lower and upper ends
+(the binomial log pmfs, the rounding of ``theta`` and of ``L``); what it does not walk is bounded by geometric
+series and the rows' crude bounds ``L <= c1 h1`` and added to the upper end (docs/shuffle.md, "k-ary").
 """
 from __future__ import annotations
 

@@ -33,8 +33,9 @@ from ._validate import integer, real, real_array
 __all__ = ["ShuffledKaryStandard", "clone_coins_log_delta", "clone_curve", "kary", "MAX_CLONES"]
 
 #: The most clones (users expected to be clones, n 2 / (e^eps0 + 1)) the upper end takes: it sums about 80
-#: curves of that many users, each about 1 s at 10^5 (docs/shuffle.md, k-ary).
-MAX_CLONES = 50_000
+#: curves of that many users, each about 30 ms at 5 10^5 (docs/shuffle.md, k-ary): about 3 s per delta and 10 s
+#: per epsilon at the cap.
+MAX_CLONES = 600_000
 
 
 #: Each clone curve's pieces left out are below e^-CLONE_DEPTH of it (in its upper end): far inside the sum's rtol.
@@ -112,8 +113,8 @@ class ShuffledKaryStandard(KaryCurve):
         clones = (self.n - 1) * 2 * b / (a + b)
         if clones > MAX_CLONES:
             raise ValueError(f"n={self.n} with eps0={self.eps0!r} makes about {clones:,.0f} clones: the standard k-ary "
-                             f"bracket sums tens of curves of that many users (MAX_CLONES={MAX_CLONES:,}; minutes "
-                             "beyond); use fewer users or a larger eps0, or ppk.related.shuffle_clones."
+                             f"bracket sums tens of curves of that many users (MAX_CLONES={MAX_CLONES:,}; tens of "
+                             "seconds beyond); use fewer users or a larger eps0, or ppk.related.shuffle_clones."
                              "clone_bound_epsilon(variant='fmt23'), within about 1-6 % above it (docs/shuffle.md)")
 
     def __repr__(self) -> str:
