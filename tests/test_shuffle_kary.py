@@ -201,10 +201,10 @@ def _lattice_log_delta(n, k, eps0, eps, th):
 @pytest.mark.parametrize("n, k, eps0, eps, kind", [(150, 4, 3.0, 1.6, "x'"), (120, 3, 2.0, 1.2, "third"),
                                                    (150, 8, 1.0, 0.3, "clone"), (100, 16, 4.0, 0.5, "x")])
 def test_the_pieces_left_out_are_bounded(n, k, eps0, eps, kind):
-    # the kernel leaves to bounds what lies below e^-depth of the sum: the crude row bound (L <= c1 h1), a run in a
-    # row's tail (its end's pmf times a geometric series) and the walks' geometric tails; a negative depth leaves
-    # most of the sum to them, so each must hold for the upper end to stay above every lattice point's sum.
-    # Mutation check: dropping any one of the three pieces, or the factor h1 of the crude bound, fails here.
+    # the kernel leaves to bounds what lies below e^-depth of the sum: the rows' crude bounds (L <= c1 h1, and the
+    # geometric series over the rows beyond one) and the walks' geometric tails (docs/shuffle.md, k-ary); a negative
+    # depth leaves most of the sum to them, so each must hold for the upper end to stay above every lattice point's
+    # sum.  Mutation check: dropping the walks' tails, or the rows beyond, or the factor h1 of the crude bound, fails.
     a, b = rr_probs(eps0, k)
     th = {"x": (a, b, (k - 2) * b), "x'": (b, a, (k - 2) * b), "third": (b, b, a + (k - 3) * b),
           "clone": ((a + b) / 2, (a + b) / 2, (k - 2) * b)}[kind]

@@ -9,8 +9,7 @@
 // outwards from the run's largest weight (the binomial's mode, or the run's end nearest it), by the exact ratio of
 // successive pmfs in linear scale, and stops a direction where L turns non-positive or where a geometric series
 // bounds the rest below a threshold tau.  Rows are visited outwards from the largest of their crude bounds
-// alpha Bin(n - 1, theta1)(h1 - 1) (L <= c1 h1 everywhere, and c1 h1 Bin(n, theta1)(h1) / n is that), and a row whose
-// run lies in a tail is bounded by the run's end pmf times a geometric series without being walked.  Every piece
+// alpha Bin(n - 1, theta1)(h1 - 1) (L <= c1 h1 everywhere, and c1 h1 Bin(n, theta1)(h1) / n is that).  Every piece
 // left out is bounded from above and added to the upper end; tau is set e^-depth below the largest single term found
 // by a first, coarse pass divided by the number of pieces (two a row), so that they sum to below e^-depth of delta;
 // where they do not (a coarse pass that missed the largest terms), the sum is redone with the threshold its own
@@ -211,18 +210,6 @@ class KaryPairSum {
     const real base = r.lw1 + r.lw2s - log_n_;
     const std::int64_t mode_side = r.s;   // the walk goes outwards from s both ways
     const real mean2 = static_cast<real>(r.m) * q_;
-    // a run in a tail (s at its end, the mode outside it): the whole row is below the pmf at s times a series
-    if (!(r.s > r.lo && r.s < r.hi)) {
-      const int away = r.s == r.hi && r.s > r.lo ? -1 : r.s == r.lo && r.s < r.hi ? 1 : 0;
-      const real rho = safe(away < 0 ? left_ratio(r.m, r.s) : right_ratio(r.m, r.s));
-      if (away != 0 && rho < 1) {
-        const real bound = base + std::log(r.lmax) - std::log1p(-rho) + r.e_fixed + kDev * std::fabs(r.s - mean2);
-        if (bound < tau) {
-          out.tail.add(bound);
-          return;
-        }
-      }
-    }
     // the relative size (to the term at s) below which a walk may stop; 0 where that is below the long double range
     const real thr = exp_or_zero(std::min<real>(tau - base - std::log(r.lmax), 11000));
     real lower = 0, upper = 0;
