@@ -214,3 +214,10 @@ def test_the_pieces_left_out_are_bounded(n, k, eps0, eps, kind):
                                    depth=depth)
         assert low - 1e-11 <= ref <= up + 1e-11, (depth, low - ref, up - ref)
     assert up - low < 1e-11                                               # depth 40: the whole sum, exact
+
+
+def test_epsilon_never_exceeds_eps0():
+    # delta = 0 from eps0 on, so the certified eps is at most eps0 (the search's start is capped there: started
+    # past it, the search returned 8.00001 at eps0 = 8)
+    q = ppk.ShuffledRandomizedResponse(n=1000, eps0=8.0, categories=3)
+    assert q.epsilon(1e-6) <= 8.0

@@ -162,7 +162,7 @@ class ShuffledKaryStandard(KaryCurve):
         found = smallest_feasible_near(single, 0.99 * guess, 0.05 * guess, upper=self.eps0, rtol=1e-4)
         if found is None or found.x <= 0.0:
             return max(0.99 * guess, 1e-6), max(0.01 * guess, 1e-6)
-        return found.x * 1.0005, 0.002 * found.x
+        return min(found.x * 1.0005, self.eps0), 0.002 * found.x     # (delta = 0 from eps0 on)
 
     def with_scale(self, scale: float) -> "ShuffledKaryStandard":
         return ShuffledKaryStandard(n=self.n, eps0=eps0_of(scale, self.categories), categories=self.categories)
