@@ -221,3 +221,15 @@ def test_epsilon_never_exceeds_eps0():
     # past it, the search returned 8.00001 at eps0 = 8)
     q = ppk.ShuffledRandomizedResponse(n=1000, eps0=8.0, categories=3)
     assert q.epsilon(1e-6) <= 8.0
+
+
+def test_huge_coefficients_of_L_stay_certified():
+    # a theta near b ~ e^-eps0 makes L's coefficients e^(eps + eps0): L's rounding is bounded at each cell (16u of
+    # c1 h1 + |c2| h2 + c3 h3, not of its largest value on the row) and past 1e300 L is summed scaled.  Every other
+    # user on x' or on a third value: delta = 1 - O((n + 1) e^(eps - eps0)), log delta within 1e-11 of 0.  (main:
+    # (-9800, +119.9) at eps0 = 200 and (-inf, -inf) at eps0 = 700)
+    for eps0, eps in ((200.0, 150.0), (700.0, 350.0)):
+        a, b = rr_probs(eps0, 4)
+        for th in ((b, a, 2 * b), (b, b, a + b)):
+            low, up = pair_log_bracket(n=50, k=4, eps0=eps0, theta1=th[0], theta2=th[1], theta3=th[2], eps=eps)
+            assert -1e-11 < low <= up < 1e-11, (eps0, th, low, up)

@@ -93,8 +93,18 @@ def pair_log_bracket(*, n: int, k: int, eps0: float, theta1: float, theta2: floa
     th = (theta1, theta2, theta3)             # all positive: b > 0 for eps0 <= 700
     t1c = th[1] + th[2]                           # 1 - theta1, and x' among the reports not in x: all formed
     q2, q2c = th[1] / t1c, th[2] / t1c            # without cancellation
-    low, up, _ = shuffle_kary_pair(n, th[0], t1c, q2, q2c, alpha / th[0], beta / th[1], gamma / th[2],
-                                   depth=depth, max_cells=MAX_CELLS)
+    # L's coefficients alpha/theta1, beta/theta2, gamma/theta3 overflow where a theta is near b ~ e^-eps0 and eps
+    # is large: then L / s for s = 1/min(theta) is summed (the same half-plane; delta scales by s), with log s's
+    # rounding (2u of it) on each end
+    cs = (alpha / th[0], beta / th[1], gamma / th[2]) if min(th) > 1e-150 else None
+    shift = 0.0
+    if cs is None or not all(math.isfinite(c) and abs(c) < 1e300 for c in cs):
+        s = min(th)
+        cs = (alpha * (s / th[0]), beta * (s / th[1]), gamma * (s / th[2]))
+        shift = -math.log(s)
+    low, up, _ = shuffle_kary_pair(n, th[0], t1c, q2, q2c, *cs, depth=depth, max_cells=MAX_CELLS)
+    if shift:
+        low, up = low + shift - 2 * U * shift, up + shift + 2 * U * shift
     return low, up
 
 

@@ -21,8 +21,9 @@
 // Rounding (each allowance in nats, on the log of a row's sum; u = 2^-53, the doubles the coefficients were
 // formed in, kU = 2^-64, the long double of this walk): the kernel's log pmfs 16u |lw1| and 8u |lw2| + 1e-15 (the
 // allowances of the Python anchors before), the rounding of theta 32u per count of deviation from the means (the
-// smaller of p, 1 - p is within 12u of itself: 24u per count), L's rounding err = 16u (c1 h1 + (|c2| + c3)(n - h1))
-// (the positive part of L - err is the lower end's, L + err the upper's), and the walk's own: each step's ratio and
+// smaller of p, 1 - p is within 12u of itself: 24u per count), L's rounding err = 16u (c1 h1 + |c2| h2 + c3 h3) at
+// each cell (the c's are within 8u of alpha/theta1, ... as formed; the positive part of L - err is the lower end's,
+// L + err the upper's; c1 h1 (1 + 16u) bounds L + err on the whole row, as c2 < 0), and the walk's own: each step's ratio and
 // product round 5 times (kU each, the odds q/qc included), each of `count` positive terms adds one rounding to the
 // row's sum: 6 kU per step plus 4 kU per term, and 8 kU of the logs' magnitudes.
 #pragma once
@@ -98,7 +99,7 @@ class KaryPairSum {
   struct Row {
     std::int64_t h1, m, lo, hi, s;   // the run [lo, hi] of h2 where L + err > 0; s: where the walk starts
     bool empty;
-    real lw1, lw2s, err, c0, cs, crude, lmax, e_fixed;
+    real lw1, lw2s, e0, e1, c0, cs, crude, lmax, e_fixed;   // err(h2) = e0 + e1 h2
   };
 
   struct Sums {
@@ -108,6 +109,7 @@ class KaryPairSum {
   };
 
   real L(const Row& r, std::int64_t j) const { return r.c0 + r.cs * static_cast<real>(j); }
+  static real err(const Row& r, std::int64_t j) { return r.e0 + r.e1 * static_cast<real>(j); }
 
   // ratio of the pmf one step left (w(j - 1) / w(j)) and one step right (w(j + 1) / w(j)) of j in row m
   real left_ratio(std::int64_t m, std::int64_t j) const {
@@ -136,22 +138,24 @@ class KaryPairSum {
     r.m = n_ - h1;
     r.lw1 = lw1;
     r.crude = crude(h1, lw1);
-    r.err = 16 * kU53 * (static_cast<real>(c1_) * h1 + (std::fabs(static_cast<real>(c2_)) + c3_) * r.m);
+    r.e0 = 16 * kU53 * (static_cast<real>(c1_) * h1 + static_cast<real>(c3_) * r.m);
+    r.e1 = 16 * kU53 * (std::fabs(static_cast<real>(c2_)) - static_cast<real>(c3_));
     r.c0 = static_cast<real>(c1_) * h1 - static_cast<real>(c3_) * r.m;
     r.cs = static_cast<real>(c2_) + static_cast<real>(c3_);
-    r.lmax = static_cast<real>(c1_) * h1 * (1 + 1e-12L) + 2 * r.err;
+    r.lmax = static_cast<real>(c1_) * h1 * (1 + 1e-12L);
     const std::int64_t m = r.m;
-    auto pos = [&](std::int64_t j) { return L(r, j) + r.err > 0; };
+    auto pos = [&](std::int64_t j) { return L(r, j) + err(r, j) > 0; };
+    const real slope = r.cs + r.e1;       // of L + err
     r.lo = 0;
     r.hi = m;
-    if (r.cs < 0) {          // L decreases along the row: the run is [0, t]
-      const real x = (r.c0 + r.err) / -r.cs;
+    if (slope < 0) {         // L + err decreases along the row: the run is [0, t]
+      const real x = (r.c0 + r.e0) / -slope;
       std::int64_t t = x < 0 ? -1 : x > static_cast<real>(m) ? m : static_cast<std::int64_t>(std::ceil(x)) - 1;
       while (t >= 0 && !pos(t)) --t;
       while (t < m && pos(t + 1)) ++t;
       r.hi = t;
-    } else if (r.cs > 0) {   // increases: [t, m]
-      const real x = -(r.c0 + r.err) / r.cs;
+    } else if (slope > 0) {  // increases: [t, m]
+      const real x = -(r.c0 + r.e0) / slope;
       std::int64_t t = x < 0 ? 0 : x > static_cast<real>(m) ? m + 1 : static_cast<std::int64_t>(std::floor(x)) + 1;
       while (t <= m && !pos(t)) ++t;
       while (t > 0 && pos(t - 1)) --t;
@@ -174,14 +178,14 @@ class KaryPairSum {
     if (r.empty) return -kInf;
     std::int64_t j = r.s;
     real lw2 = r.lw2s;
-    if (!(L(r, j) - r.err > 0)) {         // one step into the run, where L grows
-      const int dir = r.cs < 0 ? -1 : 1;
+    if (!(L(r, j) - err(r, j) > 0)) {     // one step into the run, where L grows
+      const int dir = r.cs - r.e1 < 0 ? -1 : 1;
       if (j + dir < r.lo || j + dir > r.hi) return -kInf;
       lw2 += std::log(dir < 0 ? left_ratio(r.m, j) : right_ratio(r.m, j));
       j += dir;
-      if (!(L(r, j) - r.err > 0)) return -kInf;
+      if (!(L(r, j) - err(r, j) > 0)) return -kInf;
     }
-    return r.lw1 + lw2 - log_n_ + std::log(L(r, j) - r.err);
+    return r.lw1 + lw2 - log_n_ + std::log(L(r, j) - err(r, j));
   }
 
   real lw1_of(std::int64_t h1) const { return log_binom_pmf(static_cast<real>(h1), static_cast<real>(n_), th1_, t1c_); }
@@ -221,8 +225,9 @@ class KaryPairSum {
       for (std::int64_t d = dir < 0 ? 0 : 1;; ++d, j += dir) {
         poll_cancel();
         const real l = L(r, j);
-        upper += term * (l + r.err);      // inside the run: positive
-        if (l > r.err) lower += term * (l - r.err);
+        const real e = err(r, j);
+        upper += term * (l + e);          // inside the run: positive
+        if (l > e) lower += term * (l - e);
         ++count;
         steps = std::max(steps, d);
         if (j + dir < r.lo || j + dir > r.hi) break;       // beyond: L + err <= 0, nothing to add
