@@ -233,3 +233,25 @@ def test_huge_coefficients_of_L_stay_certified():
         for th in ((b, a, 2 * b), (b, b, a + b)):
             low, up = pair_log_bracket(n=50, k=4, eps0=eps0, theta1=th[0], theta2=th[1], theta3=th[2], eps=eps)
             assert -1e-11 < low <= up < 1e-11, (eps0, th, low, up)
+
+
+def test_far_in_the_tails_the_clone_sum_stays_near_the_sum_over_every_clone_count():
+    # below lo = mean - 12 sd the clone counts were bounded by P(C < lo) times the curve at C = 0, which far in the
+    # tails was most of the upper end (main: e^-86.7 here); a ladder of buckets below lo bounds them by P(C < e)
+    # times the curve at the next rung (docs/shuffle.md, k-ary).  Reference: every C in buckets of 25, each
+    # bucket's mass times the curve (non-increasing in C) at its ends.
+    from ppk._kernels import binom_logpmf
+    from ppk._shuffle_kary_standard import clone_coins_log_delta
+    n, eps0, k, eps = 3000, 2.0, 4, 1.0
+    a, b = rr_probs(eps0, k)
+    logw = binom_logpmf(n - 1, 2 * b / (a + b), np.arange(n))
+    grid = list(range(0, n, 25)) + [n]
+    lower = upper = -math.inf
+    for g0, g1 in zip(grid, grid[1:]):
+        w = float(np.logaddexp.reduce(logw[g0:g1]))
+        ends = [pair_log_bracket(n=g + 1, k=k, eps0=eps0, theta1=(a + b) / 2, theta2=(a + b) / 2, theta3=(k - 2) * b,
+                                 eps=eps) for g in (g0, min(g1, n - 1))]
+        lower = float(np.logaddexp(lower, w + ends[1][0])) if g1 < n else lower
+        upper = float(np.logaddexp(upper, w + ends[0][1]))
+    got = clone_coins_log_delta(n=n, eps0=eps0, categories=k, eps=eps)
+    assert lower <= got <= upper, (lower, got, upper)       # measured -171.3 <= -169.4 <= -165.1

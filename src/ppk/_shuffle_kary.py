@@ -29,7 +29,7 @@ from ._typing import FloatArray
 from ._validate import integer, real, real_array, sequence
 
 __all__ = ["ShuffledKaryRandomizedResponse", "pair_log_bracket", "standard_lower_log_delta", "binomial_log_weights",
-           "MAX_KARY_USERS"]
+           "log_tail_below", "MAX_KARY_USERS"]
 
 U = 2.0 ** -53
 DEPTH = 40.0               # the window grows until the terms left out are below e^-DEPTH of the sum
@@ -106,6 +106,11 @@ def pair_log_bracket(*, n: int, k: int, eps0: float, theta1: float, theta2: floa
     if shift:
         low, up = low + shift - 2 * U * shift, up + shift + 2 * U * shift
     return low, up
+
+
+def log_tail_below(n: int, p: float, pc: float, edge: int) -> float:
+    """log of a bound on ``P(Bin(n, p) < edge)`` (``pc = 1 - p``): 0 where the edge is not below the mode."""
+    return _log_tail(n, p, pc, edge, False) if edge > 0 else -math.inf
 
 
 def binomial_log_weights(n: int, p: float, pc: float, lo: int, hi: int) -> tuple[FloatArray, float, float]:

@@ -25,7 +25,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ._shuffle_kary import (MAX_CATEGORIES, MAX_KARY_USERS, KaryCurve, ShuffledKaryRandomizedResponse, binomial_log_weights,
-                            eps0_of, interruptible, pair_log_bracket, rr_probs, standard_lower_log_delta)
+                            eps0_of, interruptible, log_tail_below, pair_log_bracket, rr_probs,
+                            standard_lower_log_delta)
 from ._search import smallest_feasible_near
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
@@ -56,7 +57,8 @@ def clone_coins_log_delta(*, n: int, eps0: float, categories: int, eps: float, r
     the curve at its smallest C (the curve is non-increasing in C); buckets are halved where the gap to the
     curve at the next edge is largest until the gaps sum to less than ``rtol`` of the sum (or
     ``max_evaluations`` curves were computed).  The default 1e-2 moves eps by about 1e-2 / (2 log(1/delta))
-    relatively (0.04 % at delta = 1e-6), well inside the gap between the two ends of the bracket."""
+    relatively (0.04 % at delta = 1e-6), well inside the gap between the two ends of the bracket; below
+    delta = e^-100 the tolerance is ``rtol`` times ``-log(delta) / 100``."""
     k = categories
     if eps >= eps0:
         return -math.inf
@@ -81,8 +83,19 @@ def clone_coins_log_delta(*, n: int, eps0: float, categories: int, eps: float, r
         v = cum[j] - cum[i]
         return top + math.log(v) if v > 0 else -math.inf
 
-    # left-out masses: below lo the curve is at most curve(0)'s, above hi at most curve(hi)'s
+    # left-out masses: above hi the curve is at most curve(hi)'s; below lo at most curve(0)'s, and where that
+    # matters (far in the tails, where it was most of the upper end) a ladder of buckets [e', e) below lo, e = lo,
+    # lo - 4 sd, lo - 12 sd, lo - 28 sd, ... 0, each at most P(C < e) times the curve at e' (docs/shuffle.md, k-ary)
     extra = float(np.logaddexp(below + curve(0)[1], above + curve(hi)[1]))
+    if below > -math.inf:
+        main = float(np.logaddexp.reduce([mass(0, hi + 1 - lo) + curve(hi)[1], above + curve(hi)[1]]))
+        if below + curve(0)[1] > main + math.log(rtol) - 20:
+            ladder, step = [lo], max(4 * sd, 1.0)
+            while ladder[-1] > 0:
+                ladder.append(max(0, min(ladder[-1] - 1, int(lo - step))))
+                step = 2 * step + 4 * sd
+            rungs = [log_tail_below(m, c2, c2c, e) + curve(e_next)[1] for e, e_next in zip(ladder, ladder[1:])]
+            extra = float(np.logaddexp.reduce(rungs + [above + curve(hi)[1]]))
     edges = sorted({lo + round(i * (hi - lo) / 8) for i in range(9)} | {hi + 1})
     while True:
         # a bucket's sum lies between its mass times the curve at its first C (upper) and at the next edge (lower,
@@ -94,7 +107,9 @@ def clone_coins_log_delta(*, n: int, eps0: float, categories: int, eps: float, r
                 for w, u, lw, e0, e1 in parts]
         total = float(np.logaddexp.reduce([g for g, _, _ in gaps]))
         split = [(e0 + e1) // 2 for g, e0, e1 in sorted(gaps, reverse=True)[:4] if e1 - e0 > 1 and g > -math.inf]
-        if total <= upper + math.log(rtol) or not split or len(cache) >= max_evaluations:
+        # far in the tails the tolerance grows with -log delta (rtol of the log's own size past e^-100): a
+        # delta of e^-5000 wants its log to 1e-4, not to 1e-2 / 5000 (at n = 10^6 the 120 curves took 9 s)
+        if total <= upper + math.log(rtol * max(1.0, -upper / 100)) or not split or len(cache) >= max_evaluations:
             return min(upper, 0.0)
         edges = sorted(set(edges) | set(split))        # the four buckets with the largest gaps, halved
 
