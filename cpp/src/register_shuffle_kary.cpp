@@ -20,7 +20,8 @@ void register_shuffle_kary(py::module_& m) {
           if (!(c1 > 0) || !(c2 < 0) || !(c3 >= 0) || std::isinf(c1) || std::isinf(c2) || std::isinf(c3))
             throw std::invalid_argument("c1 > 0, c2 < 0 and c3 >= 0 must be finite");
           // (a negative depth leaves most of the sum to the bounds: tests/test_shuffle_kary.py checks them so)
-          if (!(depth >= -60 && depth < 1e4) || !(max_cells >= 1)) throw std::invalid_argument("depth in [-60, 1e4), max_cells >= 1");
+          if (!(depth >= -60 && depth < 1e4) || !(max_cells >= 1))
+            throw std::invalid_argument("depth in [-60, 1e4), max_cells >= 1");
           const ppk::KaryPairResult r = run_watched([&](const ppk_interrupt::Watch&) {
             return ppk::KaryPairSum(n, th1, t1c, q, qc, c1, c2, c3, depth, max_cells).run();
           });

@@ -58,7 +58,7 @@ def clone_coins_log_delta(*, n: int, eps0: float, categories: int, eps: float, r
     curve at the next edge is largest until the gaps sum to less than ``rtol`` of the sum (or
     ``max_evaluations`` curves were computed).  The default 1e-2 moves eps by about 1e-2 / (2 log(1/delta))
     relatively (0.04 % at delta = 1e-6), well inside the gap between the two ends of the bracket; below
-    delta = e^-100 the tolerance is ``rtol`` times ``-log(delta) / 100``."""
+    delta = e^-100 the tolerance grows: ``1 - (1 - rtol) exp(-5e-4 (-log(delta) - 100))``."""
     k = categories
     if eps >= eps0:
         return -math.inf
@@ -107,9 +107,11 @@ def clone_coins_log_delta(*, n: int, eps0: float, categories: int, eps: float, r
                 for w, u, lw, e0, e1 in parts]
         total = float(np.logaddexp.reduce([g for g, _, _ in gaps]))
         split = [(e0 + e1) // 2 for g, e0, e1 in sorted(gaps, reverse=True)[:4] if e1 - e0 > 1 and g > -math.inf]
-        # far in the tails the tolerance grows with -log delta (rtol of the log's own size past e^-100): a
-        # delta of e^-5000 wants its log to 1e-4, not to 1e-2 / 5000 (at n = 10^6 the 120 curves took 9 s)
-        if total <= upper + math.log(rtol * max(1.0, -upper / 100)) or not split or len(cache) >= max_evaluations:
+        # far in the tails the tolerance grows with -log delta: past e^-100 the gaps may leave the log of the upper
+        # end 5e-4 per nat above that of the sum (at most 1 nat at e^-2100, within 5e-4 of the log), where rtol of
+        # delta itself costs a hundred curves (2 s at n = 10^5)
+        tolerance = 1.0 - (1.0 - rtol) * math.exp(-5e-4 * max(0.0, -upper - 100.0))
+        if total <= upper + math.log(tolerance) or not split or len(cache) >= max_evaluations:
             return min(upper, 0.0)
         edges = sorted(set(edges) | set(split))        # the four buckets with the largest gaps, halved
 

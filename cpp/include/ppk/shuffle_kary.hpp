@@ -23,9 +23,9 @@
 // allowances of the Python anchors before), the rounding of theta 32u per count of deviation from the means (the
 // smaller of p, 1 - p is within 12u of itself: 24u per count), L's rounding err = 16u (c1 h1 + |c2| h2 + c3 h3) at
 // each cell (the c's are within 8u of alpha/theta1, ... as formed; the positive part of L - err is the lower end's,
-// L + err the upper's; c1 h1 (1 + 16u) bounds L + err on the whole row, as c2 < 0), and the walk's own: each step's ratio and
-// product round 5 times (kU each, the odds q/qc included), each of `count` positive terms adds one rounding to the
-// row's sum: 6 kU per step plus 4 kU per term, and 8 kU of the logs' magnitudes.
+// L + err the upper's; c1 h1 (1 + 16u) bounds L + err on the whole row, as c2 < 0), and the walk's own: each step's
+// ratio and product round 5 times (kU each, the odds q/qc included), each of `count` positive terms adds one
+// rounding to the row's sum: 6 kU per step plus 4 kU per term, and 8 kU of the logs' magnitudes.
 #pragma once
 
 #include <algorithm>
@@ -165,7 +165,8 @@ class KaryPairSum {
     }
     r.empty = r.lo > r.hi;
     if (r.empty) return r;
-    const std::int64_t mode = std::min<std::int64_t>(m, static_cast<std::int64_t>(std::floor((m + 1) * static_cast<real>(q_))));
+    const std::int64_t mode =
+        std::min<std::int64_t>(m, static_cast<std::int64_t>(std::floor((m + 1) * static_cast<real>(q_))));
     r.s = std::clamp(mode, r.lo, r.hi);
     r.lw2s = log_binom_pmf(static_cast<real>(r.s), static_cast<real>(m), q_, qc_);
     r.e_fixed = 16 * kU53 * std::fabs(lw1) + 8 * kU53 * std::fabs(r.lw2s) + 1e-15L + kDev * std::fabs(h1 - m1_) +
