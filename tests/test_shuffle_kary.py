@@ -122,8 +122,8 @@ def test_refusals_name_the_parameter():
         ppk.ShuffledRandomizedResponse(n=100, eps0=1.0, categories=3, probs=(0.1, 0.2, 0.7))
     with pytest.raises(ValueError, match="categories"):
         ppk.ShuffledRandomizedResponse(n=100, eps0=1.0, categories=17, known=0)
-    with pytest.raises(ValueError, match="n=100000 with eps0=1.0"):       # 53,788 clones: too many curves
-        ppk.ShuffledRandomizedResponse(n=100_000, eps0=1.0, categories=3)
+    with pytest.raises(ValueError, match="n=1000000 with eps0=0.5"):      # 755,073 clones: too many curves
+        ppk.ShuffledRandomizedResponse(n=1_000_000, eps0=0.5, categories=3)
     with pytest.raises(ValueError, match="p"):
         ppk.ShuffledRandomizedResponse(n=100, eps0=1.0, categories=3, known=0, p=0.5)
     assert ppk.ShuffledRandomizedResponse(n=100, eps0=1.0, categories=2).delta(0.5) > 0   # binary unchanged
@@ -179,3 +179,79 @@ def test_the_buckets_bound_the_sum_over_every_clone_count():
         full = float(np.logaddexp(full, logw[c] + up))
     assert full <= clone_coins_log_delta(n=n, eps0=eps0, categories=k, eps=eps) <= full + 1.1e-2
     assert full <= clone_coins_log_delta(n=n, eps0=eps0, categories=k, eps=eps, rtol=1e-3) <= full + 1.1e-3
+
+
+def _lattice_log_delta(n, k, eps0, eps, th):
+    """Every lattice point (h1, h2) of the merged trinomial in float64 (log space, lgamma): the definition of the
+    pair's sum, independent of the kernel's walks and bounds, ~1e-12 relative."""
+    a, b = rr_probs(eps0, k)
+    alpha, beta, gamma = a - math.exp(eps) * b, b - math.exp(eps) * a, math.expm1(eps) * (k - 2) * b
+    h1, h2 = np.meshgrid(np.arange(n + 1), np.arange(n + 1), indexing="ij")
+    h3 = n - h1 - h2
+    ok = h3 >= 0
+    h1, h2, h3 = h1[ok], h2[ok], h3[ok]
+    L = alpha * h1 / th[0] + beta * h2 / th[1] - gamma * h3 / th[2]
+    lg = np.vectorize(math.lgamma)
+    logm = (math.lgamma(n + 1) - lg(h1 + 1.0) - lg(h2 + 1.0) - lg(h3 + 1.0) + h1 * math.log(th[0])
+            + h2 * math.log(th[1]) + h3 * math.log(th[2]) - math.log(n))
+    v = logm[L > 0] + np.log(L[L > 0])
+    return float(np.logaddexp.reduce(v))
+
+
+@pytest.mark.parametrize("n, k, eps0, eps, kind", [(150, 4, 3.0, 1.6, "x'"), (120, 3, 2.0, 1.2, "third"),
+                                                   (150, 8, 1.0, 0.3, "clone"), (100, 16, 4.0, 0.5, "x")])
+def test_the_pieces_left_out_are_bounded(n, k, eps0, eps, kind):
+    # the kernel leaves to bounds what lies below e^-depth of the sum: the rows' crude bounds (L <= c1 h1, and the
+    # geometric series over the rows beyond one) and the walks' geometric tails (docs/shuffle.md, k-ary); a negative
+    # depth leaves most of the sum to them, so each must hold for the upper end to stay above every lattice point's
+    # sum.  Mutation check: dropping the walks' tails, or the rows beyond, or the factor h1 of the crude bound, fails.
+    a, b = rr_probs(eps0, k)
+    th = {"x": (a, b, (k - 2) * b), "x'": (b, a, (k - 2) * b), "third": (b, b, a + (k - 3) * b),
+          "clone": ((a + b) / 2, (a + b) / 2, (k - 2) * b)}[kind]
+    ref = _lattice_log_delta(n, k, eps0, eps, th)
+    for depth in (-8.0, -3.0, 0.0, 40.0):
+        low, up = pair_log_bracket(n=n, k=k, eps0=eps0, theta1=th[0], theta2=th[1], theta3=th[2], eps=eps,
+                                   depth=depth)
+        assert low - 1e-11 <= ref <= up + 1e-11, (depth, low - ref, up - ref)
+    assert up - low < 1e-11                                               # depth 40: the whole sum, exact
+
+
+def test_epsilon_never_exceeds_eps0():
+    # delta = 0 from eps0 on, so the certified eps is at most eps0 (the search's start is capped there: started
+    # past it, the search returned 8.00001 at eps0 = 8)
+    q = ppk.ShuffledRandomizedResponse(n=1000, eps0=8.0, categories=3)
+    assert q.epsilon(1e-6) <= 8.0
+
+
+def test_huge_coefficients_of_L_stay_certified():
+    # a theta near b ~ e^-eps0 makes L's coefficients e^(eps + eps0): L's rounding is bounded at each cell (16u of
+    # c1 h1 + |c2| h2 + c3 h3, not of its largest value on the row) and past 1e300 L is summed scaled.  Every other
+    # user on x' or on a third value: delta = 1 - O((n + 1) e^(eps - eps0)), log delta within 1e-11 of 0.  (main:
+    # (-9800, +119.9) at eps0 = 200 and (-inf, -inf) at eps0 = 700)
+    for eps0, eps in ((200.0, 150.0), (700.0, 350.0)):
+        a, b = rr_probs(eps0, 4)
+        for th in ((b, a, 2 * b), (b, b, a + b)):
+            low, up = pair_log_bracket(n=50, k=4, eps0=eps0, theta1=th[0], theta2=th[1], theta3=th[2], eps=eps)
+            assert -1e-11 < low <= up < 1e-11, (eps0, th, low, up)
+
+
+def test_far_in_the_tails_the_clone_sum_stays_near_the_sum_over_every_clone_count():
+    # below lo = mean - 12 sd the clone counts were bounded by P(C < lo) times the curve at C = 0, which far in the
+    # tails was most of the upper end (main: e^-86.7 here); a ladder of buckets below lo bounds them by P(C < e)
+    # times the curve at the next rung (docs/shuffle.md, k-ary).  Reference: every C in buckets of 25, each
+    # bucket's mass times the curve (non-increasing in C) at its ends.
+    from ppk._kernels import binom_logpmf
+    from ppk._shuffle_kary_standard import clone_coins_log_delta
+    n, eps0, k, eps = 3000, 2.0, 4, 1.0
+    a, b = rr_probs(eps0, k)
+    logw = binom_logpmf(n - 1, 2 * b / (a + b), np.arange(n))
+    grid = list(range(0, n, 25)) + [n]
+    lower = upper = -math.inf
+    for g0, g1 in zip(grid, grid[1:]):
+        w = float(np.logaddexp.reduce(logw[g0:g1]))
+        ends = [pair_log_bracket(n=g + 1, k=k, eps0=eps0, theta1=(a + b) / 2, theta2=(a + b) / 2, theta3=(k - 2) * b,
+                                 eps=eps) for g in (g0, min(g1, n - 1))]
+        lower = float(np.logaddexp(lower, w + ends[1][0])) if g1 < n else lower
+        upper = float(np.logaddexp(upper, w + ends[0][1]))
+    got = clone_coins_log_delta(n=n, eps0=eps0, categories=k, eps=eps)
+    assert lower <= got <= upper, (lower, got, upper)       # measured -171.3 <= -169.4 <= -165.1

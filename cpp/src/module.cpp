@@ -11,6 +11,7 @@ PYBIND11_MODULE(_core, m) {
   register_risk(m);
   void register_family(py::module_& m); register_family(m);   // (declared here: cpp/src/register_family.cpp)
   void register_shuffle(py::module_& m); register_shuffle(m);  // (cpp/src/register_shuffle.cpp)
+  void register_shuffle_kary(py::module_& m); register_shuffle_kary(m);  // (cpp/src/register_shuffle_kary.cpp)
   // Ctrl-C in any thread (bindings.hpp, ppk_interrupt): a Python loop over many short kernels marks its
   // start, so that a SIGINT between two of its kernels still stops the next one.
   ppk_interrupt::init();

@@ -286,3 +286,16 @@ def shuffle_split_derived(parent: _core.ShuffleSplit, count: int, ones: bool, de
     """``parent``'s law plus ``count`` users whose input is known (1 when ``ones``): the parent's log C convolved
     with one binomial (ppk/shuffle.hpp); ``upper_only``: its lower end is -inf."""
     return _core.ShuffleSplit(parent, int(count), bool(ones), float(depth), bool(backward_only), bool(upper_only))
+
+
+__all__ += ["shuffle_kary_pair"]
+
+
+def shuffle_kary_pair(n: int, th1: float, t1c: float, q: float, qc: float, c1: float, c2: float, c3: float, *,
+                      depth: float, max_cells: float) -> Tuple[float, float, int]:
+    """Certified ``(log lower, log upper, cells walked)`` of one ordered pair's delta(eps), k-ary shuffled
+    randomized response with the other reports i.i.d. (ppk/shuffle_kary.hpp; coefficients from
+    ppk/_shuffle_kary.py).  GIL released, Ctrl-C interrupts."""
+    lo, up, cells, _ = _core.shuffle_kary_pair(int(n), float(th1), float(t1c), float(q), float(qc), float(c1),
+                                               float(c2), float(c3), float(depth), float(max_cells))
+    return lo, up, cells

@@ -10,9 +10,10 @@ Mult_{n}(h; theta) / n``
     P_x(h) - e^eps P_x'(h) = M'(h) L(h),   L(h) = alpha h1 / theta1 + beta h2 / theta2 - gamma h3 / theta3,
 
 ``alpha = a - e^eps b``, ``beta = b - e^eps a``, ``gamma = (e^eps - 1)(k - 2) b``: the hockey stick is the sum of
-``M'(h) L(h)`` over the half-plane ``L > 0``, every term positive.  Each term carries a certified lower and
-upper end (the kernel's binomial log pmfs, the rounding of ``theta`` and of ``L``); the terms outside the
-window summed are bounded by binomial tails (log-concavity: geometric series) and added to the upper end.
+``M'(h) L(h)`` over the half-plane ``L > 0``, every term positive.  The kernel (cpp/include/ppk/shuffle_kary.hpp)
+walks each row's run of ``L > 0`` outwards from its largest weight, each term with certified lower and upper ends
+(the binomial log pmfs, the rounding of ``theta`` and of ``L``); what it does not walk is bounded by geometric
+series and the rows' crude bounds ``L <= c1 h1`` and added to the upper end (docs/shuffle.md, "k-ary").
 """
 from __future__ import annotations
 
@@ -23,19 +24,18 @@ import numpy as np
 import numpy.typing as npt
 
 from ._curve import BracketedCurve
-from ._kernels import binom_logpmf, check_interrupt, interruptible
+from ._kernels import binom_logpmf, interruptible, shuffle_kary_pair
 from ._typing import FloatArray
 from ._validate import integer, real, real_array, sequence
 
 __all__ = ["ShuffledKaryRandomizedResponse", "pair_log_bracket", "standard_lower_log_delta", "binomial_log_weights",
-           "MAX_KARY_USERS"]
+           "log_tail_below", "MAX_KARY_USERS"]
 
 U = 2.0 ** -53
 DEPTH = 40.0               # the window grows until the terms left out are below e^-DEPTH of the sum
 MAX_CATEGORIES = 16
-#: The exact sum visits about (24 sd)^2 lattice points of the report counts: 10^6 users take seconds per eps.
 MAX_KARY_USERS = 10 ** 6
-#: The most lattice points one window may visit before the sum stops widening (the bound covers the rest).
+#: The most lattice points one sum may walk (about 2 s); past them each row's crude bound stands in the upper end.
 MAX_CELLS = 4 * 10 ** 8
 
 
@@ -79,7 +79,9 @@ def pair_log_bracket(*, n: int, k: int, eps0: float, theta1: float, theta2: floa
                      eps: float, depth: float = DEPTH) -> tuple[float, float]:
     """Certified log ends of ``H_{e^eps}(P_x || P_x')`` when the other ``n - 1`` users' reports are i.i.d. with
     probabilities ``theta1`` (in x), ``theta2`` (in x') and ``theta3`` (elsewhere, spread equally over the
-    other ``k - 2`` categories), and the challenge user's report is k-ary randomized response."""
+    other ``k - 2`` categories), and the challenge user's report is k-ary randomized response.  The sum over the
+    half-plane ``L > 0`` row by row, each row walked outwards from its largest weight and cut where a geometric
+    series bounds the rest (ppk/shuffle_kary.hpp; docs/shuffle.md, "k-ary")."""
     if eps >= eps0:
         return -math.inf, -math.inf               # the loss of k-ary randomized response never exceeds eps0
     a, b = rr_probs(eps0, k)
@@ -89,114 +91,26 @@ def pair_log_bracket(*, n: int, k: int, eps0: float, theta1: float, theta2: floa
     if n == 1:                                    # the challenge user alone: only its own value shows it
         return math.log(alpha) - 4 * U, math.log(alpha) + 4 * U
     th = (theta1, theta2, theta3)             # all positive: b > 0 for eps0 <= 700
-    c1, c2, c3 = alpha / th[0], beta / th[1], gamma / th[2]
-    log_n = math.log(n)
     t1c = th[1] + th[2]                           # 1 - theta1, and x' among the reports not in x: all formed
     q2, q2c = th[1] / t1c, th[2] / t1c            # without cancellation
-    # rounding: the smaller of p, 1 - p (the one the kernel gets) is within 12u of itself, which moves
-    # log Bin(m, p)(j) by at most 12u |j - m p| / (1 - p) <= 24u per count of deviation from the mean
-    dev = 32 * U
-    m1, s1 = n * th[0], math.sqrt(n * th[0] * t1c)
-    width = math.sqrt(2 * (depth + 12))
-    logit = math.log(th[1]) - math.log(th[2])
-    while True:
-        check_interrupt()
-        lo1, hi1 = max(1, int(m1 - width * s1) - 2), min(n, int(m1 + width * s1) + 2)   # h1 = 0: L <= 0
-        lows, ups = [], []
-        # terms with h1 outside lo1..hi1: L <= alpha h1 / theta1 and M' h1 / theta1 = T(h - e1), the others'
-        # trinomial, so they sum to at most alpha P(Bin(n - 1, theta1) outside lo1 - 1 .. hi1 - 1)
-        tails = [math.log(alpha) + _log_tail(n - 1, th[0], t1c, lo1 - 1, False),
-                 math.log(alpha) + _log_tail(n - 1, th[0], t1c, hi1 - 1, True)]
-        h1_all = np.arange(lo1, hi1 + 1)
-        lw1_all = log_binom(n, th[0], t1c, h1_all)
-        cols = int(2 * width * math.sqrt(n * q2 * q2c) + (hi1 - lo1) * q2) + 8
-        step = max(1, min(hi1 - lo1 + 1, (1 << 20) // max(cols, 1)))
-        for r0 in range(lo1, hi1 + 1, step):
-            check_interrupt()
-            sl = slice(r0 - lo1, min(r0 + step, hi1 + 1) - lo1)
-            h1, lw1 = h1_all[sl], lw1_all[sl]
-            blk = _Block(n, q2, q2c, logit, h1, lw1, width)
-            c0 = c1 * h1 - c3 * (n - h1)      # L = c0 + cs h2 on each row, rounded by less than err
-            cs = c2 + c3
-            err = 16 * U * (c1 * h1 + (abs(c2) + c3) * (n - h1))
-            L = c0[:, None] + cs * blk.j[None, :]
-            moved = dev * (np.abs(h1 - m1)[:, None] + np.abs(blk.j[None, :] - blk.mean2[:, None]))
-            base = blk.lw - log_n
-            e = blk.err + moved + 16 * U * np.abs(lw1)[:, None]
-            with np.errstate(divide="ignore", invalid="ignore"):
-                lows.append((base - e + np.log(np.maximum(L - err[:, None], 0.0)))[blk.valid])
-                ups.append((base + e + np.log(np.maximum(L + err[:, None], 0.0)))[blk.valid])
-            # beyond each row's columns: L <= alpha h1 / theta1 times the binomial's tail there, unless L is
-            # certainly not positive beyond (it is linear in h2)
-            row_bound = lw1 - log_n + np.log(alpha * h1 / th[0])
-            right_pos = (cs > 0) | (c0 + cs * blk.right + err > 0)
-            left_pos = (cs < 0) | (c0 + cs * blk.j[0] + err > 0)
-            tails += list((row_bound + blk.right_tail)[right_pos]) + list((row_bound + blk.left_tail)[left_pos])
-        low = _logsumexp(np.concatenate(lows)) if lows else -math.inf
-        up = _logsumexp(np.concatenate(ups)) if ups else -math.inf
-        tail = _logsumexp(np.array(tails))
-        # done when what is left out is below e^-depth of the sum (the window covering the support leaves
-        # nothing out); a window that would grow past MAX_CELLS stops with the bound in the upper end
-        if tail <= low - depth or tail == -math.inf or (2 * width * s1) * cols > MAX_CELLS:
-            grow = (math.log2(n) + 8) * U * 1.01
-            return low - grow, float(np.logaddexp(up, tail)) + grow
-        # Gaussian tails: e^(-w^2/2) falls by the missing nats when w^2 grows by twice them
-        width = math.sqrt(width * width + 2 * (tail - low + depth) + 8) if low > -math.inf else 2 * width
+    # L's coefficients alpha/theta1, beta/theta2, gamma/theta3 overflow where a theta is near b ~ e^-eps0 and eps
+    # is large: then L / s for s = 1/min(theta) is summed (the same half-plane; delta scales by s), with log s's
+    # rounding (2u of it) on each end
+    cs = (alpha / th[0], beta / th[1], gamma / th[2]) if min(th) > 1e-150 else None
+    shift = 0.0
+    if cs is None or not all(math.isfinite(c) and abs(c) < 1e300 for c in cs):
+        s = min(th)
+        cs = (alpha * (s / th[0]), beta * (s / th[1]), gamma * (s / th[2]))
+        shift = -math.log(s)
+    low, up, _ = shuffle_kary_pair(n, th[0], t1c, q2, q2c, *cs, depth=depth, max_cells=MAX_CELLS)
+    if shift:
+        low, up = low + shift - 2 * U * shift, up + shift + 2 * U * shift
+    return low, up
 
 
-#: Every ANCHOR-th column of a row's binomial log pmfs comes from the kernel; the ones between follow by the
-#: exact ratio w(j)/w(j-1) = (m - j + 1) q / (j (1 - q)), cumulated (docs/shuffle.md, "log C(s), certified").
-ANCHOR = 64
-
-
-class _Block:
-    """``log Bin(m_i, q)(j)`` on a block of rows ``m_i = n - h1_i`` plus the row weights ``lw1``, over one range
-    of columns ``j`` wide enough for every row's window (about its mean +- width sd), with an error bound and
-    logs of bounds on each row's tails beyond the range."""
-
-    def __init__(self, n: int, q: float, qc: float, logit: float, h1: np.ndarray, lw1: np.ndarray, width: float):
-        m = n - h1
-        self.mean2 = m * q
-        sd = np.sqrt(m * q * qc)
-        lo = int(max(0, np.min(self.mean2 - width * sd) - 2))
-        hi = int(min(np.max(m), np.max(self.mean2 + width * sd) + 2))
-        size = -(-(hi - lo + 1) // ANCHOR) * ANCHOR
-        self.j = np.arange(lo, lo + size)
-        anchors = self.j[::ANCHOR]
-        steps = np.empty((h1.size, size))
-        with np.errstate(divide="ignore", invalid="ignore"):
-            steps[:] = np.log(np.maximum(m[:, None] - self.j[None, :] + 1, 0) / np.maximum(self.j, 1)[None, :])
-        steps += logit                            # log(q / (1 - q))
-        blocks = steps.reshape(h1.size, -1, ANCHOR)
-        for i, mi in enumerate(m):
-            blocks[i, :, 0] = log_binom(int(mi), q, qc, anchors)
-        lw2 = np.cumsum(blocks, axis=2).reshape(h1.size, size)
-        self.valid = (self.j[None, :] <= m[:, None]) & (self.j[None, :] <= hi)
-        lw2 = np.where(self.valid, lw2, -np.inf)
-        finite = np.where(np.isfinite(lw2), np.abs(lw2), 0.0)
-        # d = steps from the anchor: the anchor's error (about 4u of its magnitude, which is within d B of the
-        # value), each step's rounding (5u + u B, B = log(m + 1) + |logit q| bounds a step) and the cumulated
-        # sums' (u times each partial sum, within (d - t) B of the value): below 2u (d + 4)(|v| + (d + 5)(B + 1))
-        d = (np.arange(size) % ANCHOR)[None, :]
-        bound = (np.log(m + 1.0) + abs(logit) + 1)[:, None]
-        self.err = 1e-15 + 2 * U * (d + 4) * (finite + (d + 5) * bound)
-        self.lw = lw1[:, None] + lw2
-        # each row's last column, and the geometric bounds beyond it and before the first (past the mode the
-        # ratios of successive terms only decrease outwards)
-        self.right = np.minimum(m, hi)
-        r_idx = self.right - lo
-        rows = np.arange(h1.size)
-        edge_r = lw2[rows, r_idx] + self.err[rows, r_idx]
-        rho_r = (m - self.right) * q / ((self.right + 1) * qc)
-        with np.errstate(divide="ignore", invalid="ignore"):
-            self.right_tail = np.where(self.right >= m, -np.inf,
-                                       np.where(rho_r < 1, edge_r + np.log(rho_r) - np.log1p(-rho_r), 0.0))
-            edge_l = lw2[:, 0] + self.err[:, 0]
-            rho_l = lo * qc / ((m - lo + 1) * q)
-            self.left_tail = np.where(lo == 0, -np.inf,
-                                      np.where(rho_l < 1, edge_l + np.log(rho_l) - np.log1p(-rho_l), 0.0))
-        self.right_tail = self.right_tail + 1e-12
-        self.left_tail = self.left_tail + 1e-12
+def log_tail_below(n: int, p: float, pc: float, edge: int) -> float:
+    """log of a bound on ``P(Bin(n, p) < edge)`` (``pc = 1 - p``): 0 where the edge is not below the mode."""
+    return _log_tail(n, p, pc, edge, False) if edge > 0 else -math.inf
 
 
 def binomial_log_weights(n: int, p: float, pc: float, lo: int, hi: int) -> tuple[FloatArray, float, float]:

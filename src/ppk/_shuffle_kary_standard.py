@@ -25,15 +25,30 @@ import numpy as np
 import numpy.typing as npt
 
 from ._shuffle_kary import (MAX_CATEGORIES, MAX_KARY_USERS, KaryCurve, ShuffledKaryRandomizedResponse, binomial_log_weights,
-                            eps0_of, interruptible, pair_log_bracket, rr_probs, standard_lower_log_delta)
+                            eps0_of, interruptible, log_tail_below, pair_log_bracket, rr_probs,
+                            standard_lower_log_delta)
+from ._search import smallest_feasible_near
 from ._typing import FloatArray
 from ._validate import integer, real, real_array
 
-__all__ = ["ShuffledKaryStandard", "clone_coins_log_delta", "kary", "MAX_CLONES"]
+__all__ = ["ShuffledKaryStandard", "clone_coins_log_delta", "clone_curve", "kary", "MAX_CLONES"]
 
 #: The most clones (users expected to be clones, n 2 / (e^eps0 + 1)) the upper end takes: it sums about 80
-#: curves of that many users, each about 1 s at 10^5 (docs/shuffle.md, k-ary).
-MAX_CLONES = 50_000
+#: curves of that many users, each about 30 ms at 5 10^5 (docs/shuffle.md, k-ary): about 3 s per delta and 10 s
+#: per epsilon at the cap.
+MAX_CLONES = 600_000
+
+
+#: Each clone curve's pieces left out are below e^-CLONE_DEPTH of it (in its upper end): far inside the sum's rtol.
+CLONE_DEPTH = 12.0
+
+
+def clone_curve(*, n: int, eps0: float, categories: int, eps: float) -> tuple[float, float]:
+    """Log ends of the i.i.d. curve of ``n`` users reporting as clones, ``((a + b)/2, (a + b)/2, b, ..., b)``."""
+    a, b = rr_probs(eps0, categories)
+    t = 0.5 * (a + b)
+    return pair_log_bracket(n=n, k=categories, eps0=eps0, theta1=t, theta2=t, theta3=(categories - 2) * b, eps=eps,
+                            depth=CLONE_DEPTH)
 
 
 def clone_coins_log_delta(*, n: int, eps0: float, categories: int, eps: float, rtol: float = 1e-2,
@@ -42,20 +57,18 @@ def clone_coins_log_delta(*, n: int, eps0: float, categories: int, eps: float, r
     the curve at its smallest C (the curve is non-increasing in C); buckets are halved where the gap to the
     curve at the next edge is largest until the gaps sum to less than ``rtol`` of the sum (or
     ``max_evaluations`` curves were computed).  The default 1e-2 moves eps by about 1e-2 / (2 log(1/delta))
-    relatively (0.04 % at delta = 1e-6), well inside the gap between the two ends of the bracket."""
+    relatively (0.04 % at delta = 1e-6), well inside the gap between the two ends of the bracket; below
+    delta = e^-100 the tolerance grows: ``1 - (1 - rtol) exp(-5e-4 (-log(delta) - 100))``."""
     k = categories
     if eps >= eps0:
         return -math.inf
     a, b = rr_probs(eps0, k)
-    t = 0.5 * (a + b)
     c2, c2c = 2 * b / (a + b), a * -math.expm1(-eps0) / (a + b)    # a clone, and not (a - b without cancelling)
     cache: dict[int, tuple[float, float]] = {}
 
     def curve(c: int) -> tuple[float, float]:
         if c not in cache:
-            # depth 25: each curve's left-out tails (below e^-25 of it) are in its upper end, far inside rtol
-            cache[c] = pair_log_bracket(n=c + 1, k=k, eps0=eps0, theta1=t, theta2=t, theta3=(k - 2) * b, eps=eps,
-                                        depth=25.0)
+            cache[c] = clone_curve(n=c + 1, eps0=eps0, categories=k, eps=eps)
         return cache[c]
 
     m = n - 1
@@ -70,8 +83,19 @@ def clone_coins_log_delta(*, n: int, eps0: float, categories: int, eps: float, r
         v = cum[j] - cum[i]
         return top + math.log(v) if v > 0 else -math.inf
 
-    # left-out masses: below lo the curve is at most curve(0)'s, above hi at most curve(hi)'s
+    # left-out masses: above hi the curve is at most curve(hi)'s; below lo at most curve(0)'s, and where that
+    # matters (far in the tails, where it was most of the upper end) a ladder of buckets [e', e) below lo, e = lo,
+    # lo - 4 sd, lo - 12 sd, lo - 28 sd, ... 0, each at most P(C < e) times the curve at e' (docs/shuffle.md, k-ary)
     extra = float(np.logaddexp(below + curve(0)[1], above + curve(hi)[1]))
+    if below > -math.inf:
+        main = float(np.logaddexp.reduce([mass(0, hi + 1 - lo) + curve(hi)[1], above + curve(hi)[1]]))
+        if below + curve(0)[1] > main + math.log(rtol) - 20:
+            ladder, step = [lo], max(4 * sd, 1.0)
+            while ladder[-1] > 0:
+                ladder.append(max(0, min(ladder[-1] - 1, int(lo - step))))
+                step = 2 * step + 4 * sd
+            rungs = [log_tail_below(m, c2, c2c, e) + curve(e_next)[1] for e, e_next in zip(ladder, ladder[1:])]
+            extra = float(np.logaddexp.reduce(rungs + [above + curve(hi)[1]]))
     edges = sorted({lo + round(i * (hi - lo) / 8) for i in range(9)} | {hi + 1})
     while True:
         # a bucket's sum lies between its mass times the curve at its first C (upper) and at the next edge (lower,
@@ -83,7 +107,11 @@ def clone_coins_log_delta(*, n: int, eps0: float, categories: int, eps: float, r
                 for w, u, lw, e0, e1 in parts]
         total = float(np.logaddexp.reduce([g for g, _, _ in gaps]))
         split = [(e0 + e1) // 2 for g, e0, e1 in sorted(gaps, reverse=True)[:4] if e1 - e0 > 1 and g > -math.inf]
-        if total <= upper + math.log(rtol) or not split or len(cache) >= max_evaluations:
+        # far in the tails the tolerance grows with -log delta: past e^-100 the gaps may leave the log of the upper
+        # end 5e-4 per nat above that of the sum (at most 1 nat at e^-2100, within 5e-4 of the log), where rtol of
+        # delta itself costs a hundred curves (2 s at n = 10^5)
+        tolerance = 1.0 - (1.0 - rtol) * math.exp(-5e-4 * max(0.0, -upper - 100.0))
+        if total <= upper + math.log(tolerance) or not split or len(cache) >= max_evaluations:
             return min(upper, 0.0)
         edges = sorted(set(edges) | set(split))        # the four buckets with the largest gaps, halved
 
@@ -102,8 +130,8 @@ class ShuffledKaryStandard(KaryCurve):
         clones = (self.n - 1) * 2 * b / (a + b)
         if clones > MAX_CLONES:
             raise ValueError(f"n={self.n} with eps0={self.eps0!r} makes about {clones:,.0f} clones: the standard k-ary "
-                             f"bracket sums tens of curves of that many users (MAX_CLONES={MAX_CLONES:,}; minutes "
-                             "beyond); use fewer users or a larger eps0, or ppk.related.shuffle_clones."
+                             f"bracket sums tens of curves of that many users (MAX_CLONES={MAX_CLONES:,}; tens of "
+                             "seconds beyond); use fewer users or a larger eps0, or ppk.related.shuffle_clones."
                              "clone_bound_epsilon(variant='fmt23'), within about 1-6 % above it (docs/shuffle.md)")
 
     def __repr__(self) -> str:
@@ -134,12 +162,24 @@ class ShuffledKaryStandard(KaryCurve):
         return super().epsilon(delta, rtol=rtol)
 
     def _epsilon_start(self, delta: float, root_target: float, excess) -> tuple[float, float]:
-        # the stronger clone bound (an upper end of the same supremum) is within a few per cent above
+        """Only where the search starts, never its answer: the eps of the one clone curve at the clones' mean
+        number (a few curves; the sum over the clones' number is within 0.2 % above it where measured, n >= 10^3,
+        and 3 % at n = 3000, eps0 = 4), searched from the stronger clone bound's (FMT23), a few per cent above."""
         from .related.shuffle_clones import clone_bound_epsilon
         if self.n < 2 or self.eps0 == 0.0:
             return 1.0, 1.0
         guess = clone_bound_epsilon(n=self.n, eps0=self.eps0, delta=delta, variant="fmt23")
-        return max(0.99 * guess, 1e-6), max(0.01 * guess, 1e-6)
+        a, b = rr_probs(self.eps0, self.categories)
+        mean = round((self.n - 1) * 2 * b / (a + b))
+
+        def single(e: float) -> float:
+            up = clone_curve(n=mean + 1, eps0=self.eps0, categories=self.categories, eps=e)[1]
+            return root_target - math.sqrt(-min(max(up, -1e300), 0.0))
+
+        found = smallest_feasible_near(single, 0.99 * guess, 0.05 * guess, upper=self.eps0, rtol=1e-4)
+        if found is None or found.x <= 0.0:
+            return max(0.99 * guess, 1e-6), max(0.01 * guess, 1e-6)
+        return min(found.x * 1.0005, self.eps0), 0.002 * found.x     # (delta = 0 from eps0 on)
 
     def with_scale(self, scale: float) -> "ShuffledKaryStandard":
         return ShuffledKaryStandard(n=self.n, eps0=eps0_of(scale, self.categories), categories=self.categories)
