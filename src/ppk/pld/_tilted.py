@@ -376,7 +376,7 @@ def compose(factors: list[Factor], *, t: float, rtol: float, window: tuple[int, 
         entry_rel = max(entry_rel, er)
         # index j at j mod n: the cyclic convolution puts the composed index s (the sum of the factors'
         # indices) at s mod n, which the window [s_lo, s_lo + n) reads back
-        x = np.bincount(p.j % n, weights=np.exp(arg), minlength=n)
+        x = np.asarray(np.bincount(p.j % n, weights=np.exp(arg), minlength=n), dtype=np.float64)   # (no copy)
         norm2 = math.sqrt(float(np.einsum("i,i->", x, x)))
         B = _rfft(x, n)
         dft_err = rho * math.sqrt(n) * norm2 * (1 + 1e-6)
