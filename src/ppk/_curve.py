@@ -15,6 +15,7 @@ from typing import ClassVar, Hashable, NamedTuple, overload
 import numpy as np
 import numpy.typing as npt
 
+from ._logmath import exp_down, exp_up
 from ._typing import FloatArray
 
 
@@ -163,7 +164,8 @@ class PrivacyCurve:
     @overload
     def delta(self, eps: npt.ArrayLike) -> FloatArray: ...
     def delta(self, eps: npt.ArrayLike) -> float | FloatArray:
-        """delta(eps) as a float (0.0 where it is below the float range; use :meth:`log_delta`)."""
+        """delta(eps) as a float (0.0 where it is below the float range; use :meth:`log_delta`; the certified
+        ends, rounded outward, are :meth:`delta_upper` and ``delta_bracket``)."""
         log_d, _, scalar = self._curve(eps)
         return float(np.exp(log_d)) if scalar else np.exp(log_d)
 
@@ -185,7 +187,7 @@ class PrivacyCurve:
         on the threshold search, so ``delta <= delta_upper`` always.  Calibrations use it, so the noise
         they return is never too small."""
         _, log_u, scalar = self._curve(eps)
-        return float(np.exp(log_u)) if scalar else np.exp(log_u)
+        return float(exp_up(log_u)) if scalar else exp_up(log_u)
 
     def power_bracket(self, alpha: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
         """Certified ``(lower, upper)`` on the best attack's power 1 - beta(alpha) at false-positive rate alpha
@@ -208,6 +210,15 @@ class BracketedCurve(PrivacyCurve):
         _, upper, scalar = self._log_bracket(eps)
         return upper, upper, scalar
 
+    @overload
+    def delta(self, eps: float) -> float: ...
+    @overload
+    def delta(self, eps: npt.ArrayLike) -> FloatArray: ...
+    def delta(self, eps: npt.ArrayLike) -> float | FloatArray:
+        """The certified upper end of delta(eps), rounded up (:meth:`delta_upper`; the least subnormal where
+        it is below the float range: use :meth:`log_delta` there)."""
+        return self.delta_upper(eps)
+
     def _log_delta_ends_many(self, eps: FloatArray, *, rtol: float) -> tuple[FloatArray, FloatArray]:
         lower, upper, _ = self._log_bracket(eps)
         return np.asarray(lower, dtype=np.float64), np.asarray(upper, dtype=np.float64)
@@ -229,8 +240,8 @@ class BracketedCurve(PrivacyCurve):
         """``(lower, upper)``: certified ends between which delta(eps) lies (vectorised over eps)."""
         lower, upper, scalar = self._log_bracket(eps)
         if scalar:
-            return float(np.exp(lower)), float(np.exp(upper))
-        return np.exp(lower), np.exp(upper)
+            return float(exp_down(lower)), float(exp_up(upper))
+        return exp_down(lower), exp_up(upper)
 
     def power_bracket(self, alpha: npt.ArrayLike) -> tuple[float, float] | tuple[FloatArray, FloatArray]:
         """Certified ``(lower, upper)`` on the best attack's power 1 - beta(alpha) at false-positive rate alpha
