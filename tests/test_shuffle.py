@@ -610,6 +610,19 @@ def test_past_1e8_users_only_counts_that_vary_little():
     assert low <= float(exact) <= up and up - low < 1e-9, (low, up, mp.nstr(exact, 20))
 
 
+@pytest.mark.parametrize("known, p", [(999, None), (0, 1.0)])
+def test_lower_end_allows_for_flips_that_round_away(known, p):
+    # eps0 = 37.5: r = 5.2e-17 and 1 - r rounds to 1, so the kernels take the others' outputs as fixed (right for
+    # the upper end); the worst split's truth is f (1 - r)^(n - 1), f randomized response's delta, and the lower
+    # end read log f (-4.3e-15 against the truth's -5.2e-14) until it allowed for the mass where they are not.
+    n, eps0, eps = 1000, 37.5, 1.0
+    low, up = S(n=n, eps0=eps0, known=known, p=p).log_delta_bracket(eps)
+    with mp.workdps(DPS):
+        r = 1 / (1 + mp.e ** eps0)
+        truth = mp.log((mp.e ** eps0 - mp.e ** eps) / (1 + mp.e ** eps0)) + (n - 1) * mp.log1p(-r)
+    assert low <= truth <= up, (low, mp.nstr(truth, 12), up)
+
+
 def test_flip_probability_rounding_lemma():
     # ppk/shuffle_impl.hpp: r = 1 / (1 + e^eps0) is rounded to a double r' = r (1 + e) with |e| <= 4u (exp within one
     # ulp, an add and a divide), and q = r + p (1 - 2r) within 7u; every pmf takes p' as given and 1 - p' exactly, so

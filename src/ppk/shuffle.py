@@ -110,7 +110,7 @@ class ShuffledRandomizedResponse(BracketedCurve):
     (True, '9.041498e-11')
     """
 
-    __slots__ = ("n", "eps0", "known", "p", "rtol", "_flip", "_q", "_curves", "_progress")
+    __slots__ = ("n", "eps0", "known", "p", "rtol", "_flip", "_q", "_fixed_mass", "_curves", "_progress")
 
     def __new__(cls, *, categories: int = 2, **kwargs: Any) -> Any:
         # categories >= 3: k-ary randomized response (ppk/_shuffle_kary.py, docs/shuffle.md "k-ary")
@@ -145,6 +145,13 @@ class ShuffledRandomizedResponse(BracketedCurve):
                              f"little (the others' count has variance {variance:.3g} here, at most {limit:.2g} taken: its "
                              f"time and memory follow it, about {'10 s' if large else '1 min and 3 GB'} there); a larger "
                              "eps0, fewer users, or ppk.related.shuffle_clones.clone_bound_epsilon for a bound")
+        # A group whose flip is random but whose probability rounds to 0 or 1 in double (r < 2^-53, eps0 > 36.7;
+        # q rounded to 1) is taken as fixed by the kernels: right for an upper end (an attacker who knows its
+        # outputs), not for a lower one.  Their count times the chance of the other value bounds the mass where
+        # they are not fixed (_lower_end).
+        dropped_unknown = (1 - (self.p or 0.0)) * (1 - r) + (self.p or 0.0) * r if self._q == 1.0 else 0.0
+        self._fixed_mass = ((self.known * r if 0.0 < r and 1.0 - r == 1.0 else 0.0)
+                            + unknown * dropped_unknown) * (1 + 1e-12)
         self._curves: dict[tuple, Any] = {}   # (first, last) or ("split", j) -> a curve with log_bracket(eps)
         self._progress: Any = None
 
@@ -220,6 +227,19 @@ class ShuffledRandomizedResponse(BracketedCurve):
         the output s -> n - s), so the supremum over splits of both orders is that of the backward order."""
         return self.known == self.n - 1
 
+    def _lower_end(self, low: float, eps: float) -> float:
+        """A certified lower log end from one computed with the groups of ``_fixed_mass`` fixed: with w >= 1 - m
+        the chance they are (m = ``_fixed_mass``), the set that is best for the fixed law gives
+        delta >= w delta_fixed - (1 - w) e^eps (the rest's part is at least -e^eps times its mass;
+        docs/shuffle.md, "Limits")."""
+        m = self._fixed_mass
+        if m == 0.0 or low == -math.inf:
+            return low
+        if eps > 700.0:
+            return -math.inf
+        value = math.exp(low) * (1 - m) - m * math.exp(eps)
+        return math.log(value) if value > 0 else -math.inf
+
     def split_log_delta_bracket(self, eps: float, *, ones: int) -> tuple[float, float]:
         """Certified log ends of delta(eps) when ``ones`` of the known inputs are 1 (one split, both orders)."""
         ones = integer("ones", ones, minimum=0, maximum=self.known)
@@ -229,7 +249,7 @@ class ShuffledRandomizedResponse(BracketedCurve):
             if self._mirrored:  # the curves hold the backward order; split ones's forward one is known - ones's
                 mirror = self._split_curve(self.known - ones).log_bracket(eps)
                 low, up = max(low, mirror[0]), max(up, mirror[1])
-        return min(low, 0.0), min(up, 0.0)
+        return min(self._lower_end(low, eps), 0.0), min(up, 0.0)
 
     def _sup_bracket(self, eps: float, pool: ThreadPoolExecutor | None = None,
                      reporter: Reporter | None = None) -> tuple[float, float]:
@@ -237,7 +257,7 @@ class ShuffledRandomizedResponse(BracketedCurve):
         if self.eps0 == 0.0 or eps >= self.eps0:
             return -math.inf, -math.inf
         best, cover = self._cover(eps, pool, reporter)
-        return min(best, 0.0), min(max(up for up, _, _ in cover), 0.0)     # delta <= 1
+        return min(self._lower_end(best, eps), 0.0), min(max(up for up, _, _ in cover), 0.0)     # delta <= 1
 
     def _cover(self, eps: float, pool: ThreadPoolExecutor | None = None,
                reporter: Reporter | None = None) -> tuple[float, list[tuple[float, int, int]]]:
