@@ -359,6 +359,21 @@ def test_calibrate_flip_probability():
     assert fixed_delta(0.5, 500, None, r * (1 - 1e-4)) > mp.mpf(1e-6)
 
 
+def test_calibrate_searches_below_the_variance_the_search_takes(monkeypatch):
+    # A large n refuses randomized response's own flip probability (count variance over MAX_COUNT_VARIANCE), where
+    # the scale search began: n = 1e8 at eps = 1, delta = 1e-6 failed with an error about an eps0 nobody asked for.
+    # The search now starts at the largest r the limit takes (here a limit of 300 at n = 2000 stands for it).
+    import ppk.shuffle as shuffle_module
+    monkeypatch.setattr(shuffle_module, "MAX_COUNT_VARIANCE", 300.0)
+    query = S(n=2000, eps0=4.0)                        # variance 35: taken
+    cap = query._calibration_scale_cap()
+    assert abs(query._count_variance(cap) / 300.0 - 1) < 1e-9
+    c = ppk.calibrate(query, eps=1.0, delta=1e-6)
+    assert 0 < c.scale < cap and c.delta_achieved <= 1e-6
+    with pytest.raises(ValueError, match=r"need a flip_probability above .* the largest this query's certified"):
+        ppk.calibrate(query, eps=0.01, delta=1e-9)
+
+
 # --------------------------------------------------------------------------------------------- 8. PLD
 def test_twofold_oracle_by_pairs():
     """The sorted-loss two-fold hockey stick against the plain double sum over pairs (oracle self-check)."""

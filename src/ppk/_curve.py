@@ -50,6 +50,10 @@ class PrivacyCurve:
     _calibration_rtol: ClassVar[float] = 1e-8
     _calibration_grow: ClassVar[float] = 1e-12
 
+    def _calibration_scale_cap(self) -> float:
+        """The largest scale the search may evaluate (:func:`ppk.calibrate`; inf: every scale the law takes)."""
+        return math.inf
+
     def _curve(self, eps: npt.ArrayLike) -> tuple[FloatArray, FloatArray, bool]:
         raise NotImplementedError
 

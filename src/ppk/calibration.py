@@ -117,7 +117,15 @@ def calibrate(query: Q, *, eps: float, delta: float, rtol: float | None = None,
                                  # noise alone suffices)
     if f_zero <= 0:
         return result(0.0, 0.0, REASON_NATURAL, scale_dp)
-    found = search_scale(excess, scale_dp, f_zero=f_zero, width=lambda s: max(atol, rtol * s),
+    hi = scale_dp
+    cap = query._calibration_scale_cap()
+    if cap < hi:     # plain DP's scale is beyond what the query evaluates: search below the cap, if it is private
+        hi = cap / (1 + query._calibration_grow) ** 100     # room for the search's rounding steps above it
+        if excess(hi) > 0:
+            raise ValueError(f"eps={eps!r} and delta={delta!r} need a {query.scale_name} above {hi:.6g}, the largest "
+                             f"this query's certified evaluation takes ({query!r}); plain DP's is {scale_dp:.6g} "
+                             "(query.dp_scale): fewer rows, or another eps or delta")
+    found = search_scale(excess, hi, f_zero=f_zero, width=lambda s: max(atol, rtol * s),
                          grow=query._calibration_grow, eps=eps, delta=delta)
     reason = REASON_SEARCH if query.has_natural_noise else REASON_NO_NATURAL
     return result(found.x, found.lower, reason, scale_dp)

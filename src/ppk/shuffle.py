@@ -136,7 +136,7 @@ class ShuffledRandomizedResponse(BracketedCurve):
         self._flip = Flip(self.eps0)
         r = self._flip.r
         self._q = r + (self.p or 0.0) * (1 - 2 * r)
-        variance = self.known * r * (1 - r) + unknown * self._q * (1 - self._q)
+        variance = self._count_variance(r)
         large = self.n > LARGE_USERS
         limit = LARGE_COUNT_VARIANCE if large else MAX_COUNT_VARIANCE
         if variance > limit:
@@ -226,6 +226,23 @@ class ShuffledRandomizedResponse(BracketedCurve):
         """With every other input known, split j's forward order is split known - j's backward order (reflect
         the output s -> n - s), so the supremum over splits of both orders is that of the backward order."""
         return self.known == self.n - 1
+
+    def _count_variance(self, r: float) -> float:
+        """The variance of the others' count at flip probability r (what the exact search's cost follows)."""
+        q = r + (self.p or 0.0) * (1 - 2 * r)
+        return self.known * r * (1 - r) + (self.n - 1 - self.known) * q * (1 - q)
+
+    def _calibration_scale_cap(self) -> float:
+        """The largest flip probability whose count variance the exact search takes (the variance grows with r
+        up to 1/2): calibrate searches below it, not at randomized response's own scale, which a large n refuses."""
+        limit = LARGE_COUNT_VARIANCE if self.n > LARGE_USERS else MAX_COUNT_VARIANCE
+        if self._count_variance(0.5) <= limit:
+            return math.inf
+        lo, hi = 0.0, 0.5
+        for _ in range(80):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if self._count_variance(mid) <= limit else (lo, mid)
+        return lo
 
     def _lower_end(self, low: float, eps: float) -> float:
         """A certified lower log end from one computed with the groups of ``_fixed_mass`` fixed: with w >= 1 - m
