@@ -280,7 +280,8 @@ class ShuffledRandomizedResponse(BracketedCurve):
                reporter: Reporter | None = None) -> tuple[float, list[tuple[float, int, int]]]:
         """Branch and bound at ``eps``: the largest certified lower end of a split evaluated, and a cover of the
         splits ``0..known`` by ranges ``(log upper at eps, first, last)`` (``first == last``: one split, exact),
-        refined until no range's upper end exceeds that lower end by more than ``rtol``.  A cover bounds the
+        refined until no range's upper end exceeds both that lower end by more than ``rtol`` and the largest
+        upper end of a split evaluated (which the supremum's upper end reaches anyway).  A cover bounds the
         supremum at every eps, not only this one (:meth:`epsilon` uses that).  Each step refines the ``BATCH``
         ranges with the largest upper ends, their halves evaluated together on ``pool``'s threads."""
         slack = math.log1p(self.rtol)
