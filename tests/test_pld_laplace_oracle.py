@@ -48,3 +48,10 @@ def test_accountant_laplace_plan_is_certified():
 
 def test_one_stored_value_rederived():
     assert float(_generator().compute("b=30 K=3 eps=0.01")) == pytest.approx(float(STORED["b=30 K=3 eps=0.01"]), rel=1e-25)
+
+
+def test_a_loss_range_past_exp_range_answers_instead_of_overflowing():
+    # scale 1e-10: the loss e0 = 1e10 coarsens the grid to steps past e^709, where the upper end's rounding
+    # term overflowed (OverflowError out of `ppk compose --laplace 1e-10`); delta(1) is 1 - e^-1e10 / 2 ~ 1
+    lower, upper = Accountant().add_laplace(scale=1e-10).delta_bracket(1.0)
+    assert 0.99 < lower <= upper <= 1.0

@@ -125,7 +125,11 @@ def _upper_end(e, eps, dx, m: _Masses, sums, order, inf_upper, inf_lower, rel, r
     # over the buckets reaching above eps, e^eps Q <= e^(reach Delta) P there; the true masses within (1 + rel)
     # of the computed ones), and the convolutions' error: sum |error| over `count` entries <= sqrt(count) * 2-norm
     fft = _noise_term(count, e, err_a, err_b)
-    built = LD(rel * (1 + rel)) * (LD(1 + math.exp(reach * dx)) * near + inf)
+    # (e^(reach Delta) in long double, whose range a coarsened grid's step may pass: inf there, which bounds the
+    # rounding of a near mass only where there is one)
+    with np.errstate(over="ignore", invalid="ignore"):
+        reach_factor = LD(1) + np.exp(LD(reach) * LD(dx))
+        built = LD(rel * (1 + rel)) * (np.where(near > 0, reach_factor * near, LD(0)) + inf)
     slack = built + LD(4 * n * _convolution.U_LD) * (2 * sp + inf)
     return value + inf + over + fft + slack
 
