@@ -46,6 +46,8 @@ def test_k_ary_reports_and_its_refusals(capsys):
     out = json.loads(capsys.readouterr().out)
     q = ppk.ShuffledRandomizedResponse(n=300, eps0=2.0, categories=3)
     assert out["categories"] == 3 and out["epsilons"][0]["eps"] == q.epsilon(1e-6)
+    # beside the tighter published clone bound (FMT23, as README's k-ary numbers), not the binary command's FMT21
+    assert out["epsilons"][0]["clone_bound"] == clone_bound_epsilon(n=300, eps0=2.0, delta=1e-6, variant="fmt23")
     lo, up = q.delta_bracket(0.5)
     assert out["curve"][0]["delta_lower"] == pytest.approx(lo, rel=1e-15) and out["curve"][0]["delta_upper"] >= up
     assert main(["shuffle", "--n", "300", "--categories", "4", "--known", "0", "--eps", "0.5"]) == 0
@@ -57,3 +59,11 @@ def test_k_ary_reports_and_its_refusals(capsys):
     with pytest.raises(SystemExit):   # argparse's own refusal
         main(["shuffle", "--categories", "17"])
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_a_delta_the_clone_bound_does_not_take_leaves_its_column_blank(capsys):
+    # the clone bound's search refuses delta = 1e-300 ("math domain error" was all the command said); ppk's eps
+    # is still the answer, and the comparison reads n/a
+    assert main(["shuffle", "--n", "10000", "--eps0", "2", "--eps", "0.5", "--delta", "1e-300", "--quiet"]) == 0
+    out = capsys.readouterr().out
+    assert "n/a" in out and "clone bound eps (FMT21)" in out

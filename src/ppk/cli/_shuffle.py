@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import math
-from typing import Any
+from typing import Any, Callable
 
 import numpy as np
 
@@ -27,7 +27,7 @@ def _run(args: argparse.Namespace) -> int:
     q = ShuffledRandomizedResponse(n=args.n, eps0=args.eps0, known=args.known, p=args.p)
     q.progress = not args.quiet    # a bar on stderr when it is a terminal (docs/shuffle.md), else nothing
     standard = q.known == q.n - 1
-    rows, log_lo, log_up, epsilons = _curve_and_epsilons(q, args)
+    rows, log_lo, log_up, epsilons = _curve_and_epsilons(q, args, "fmt21")
     attacker = dict(rows=q.n, rows_known=q.known, rows_unknown=q.n - 1 - q.known,
                     belief=None if standard else f"each unknown user's input is 1 with probability p = {q.p:g}",
                     belief_source="none" if standard else "stated_by_steward",
@@ -46,7 +46,7 @@ def _run(args: argparse.Namespace) -> int:
     who = "standard shuffle DP" if standard else f"an attacker who knows {q.known} of the other {q.n - 1} inputs"
     print(f"{q.n} users, randomized response eps0 = {q.eps0:g} (flip probability {q.flip_probability:.6g}), "
           f"shuffled; {who}")
-    _print_tables(rows, log_lo, log_up, epsilons)
+    _print_tables(rows, log_lo, log_up, epsilons, "FMT21", "exact")
     print_record(record)
     return 0
 
@@ -65,7 +65,8 @@ def _run_kary(args: argparse.Namespace, k: int) -> int:
                          "--known) or none (--known 0); partial knowledge is not implemented (docs/shuffle.md, k-ary)")
     q = ShuffledRandomizedResponse(n=args.n, eps0=args.eps0, categories=k, known=args.known)
     standard = args.known != 0 or args.n == 1
-    rows, log_lo, log_up, epsilons = _curve_and_epsilons(q, args)
+    # the tighter of the published clone bounds (Feldman, McMillan and Talwar 2023), as the k-ary gap figure
+    rows, log_lo, log_up, epsilons = _curve_and_epsilons(q, args, "fmt23")
     attacker = dict(rows=q.n, rows_known=q.n - 1 if standard else 0, rows_unknown=0 if standard else q.n - 1,
                     belief=None if standard else f"each other user's value is uniform over the {k} categories",
                     belief_source="none" if standard else "stated_by_steward",
@@ -86,32 +87,46 @@ def _run_kary(args: argparse.Namespace, k: int) -> int:
     who = "standard shuffle DP" if standard else "an attacker who knows no other value (uniform belief)"
     print(f"{q.n} users, {k}-ary randomized response eps0 = {q.eps0:g} (each other value reported with probability "
           f"{q.scale:.6g}), shuffled; {who}")
-    _print_tables(rows, log_lo, log_up, epsilons)
+    _print_tables(rows, log_lo, log_up, epsilons, "FMT23", "upper")
     print_record(record)
     return 0
 
 
-def _curve_and_epsilons(q: Any, args: argparse.Namespace) -> tuple[list, Any, Any, list]:
-    """The bracket at each --eps and the certified eps at each --delta, each beside the clone bound."""
+def _clone(bound: Callable[..., float], **kwargs: Any) -> float | None:
+    """The clone bound beside ppk's answer, or None where its own search does not take the input (a delta far
+    below what its windows resolve, e.g. 1e-300): the column is a comparison, not the answer."""
+    try:
+        return bound(**kwargs)
+    except ValueError:
+        return None
+
+
+def _curve_and_epsilons(q: Any, args: argparse.Namespace, variant: str) -> tuple[list, Any, Any, list]:
+    """The bracket at each --eps and the certified eps at each --delta, each beside the clone bound ``variant``."""
     eps = np.array(args.eps, dtype=float)
     log_lo, log_up = q.log_delta_bracket(eps)
     rows = [dict(eps=float(e), delta_lower=math.exp(lo), delta_upper=exp_rounded_up(up),
-                 clone_bound=clone_bound_delta(n=q.n, eps0=q.eps0, eps=float(e)))
+                 clone_bound=_clone(clone_bound_delta, n=q.n, eps0=q.eps0, eps=float(e), variant=variant))
             for e, lo, up in zip(eps, np.atleast_1d(log_lo), np.atleast_1d(log_up))]
-    epsilons = [dict(delta=d, eps=q.epsilon(d), clone_bound=clone_bound_epsilon(n=q.n, eps0=q.eps0, delta=d))
+    epsilons = [dict(delta=d, eps=q.epsilon(d),
+                     clone_bound=_clone(clone_bound_epsilon, n=q.n, eps0=q.eps0, delta=d, variant=variant))
                 for d in args.delta or []]
     return rows, log_lo, log_up, epsilons
 
 
-def _print_tables(rows: list, log_lo: Any, log_up: Any, epsilons: list) -> None:
-    print_table(["eps", "delta lower", "delta upper", "clone bound"],
-                [[fmt_number(r["eps"]), fmt_from_log(lo), fmt_from_log(up), f"{r['clone_bound']:.6g}"]
+def _print_tables(rows: list, log_lo: Any, log_up: Any, epsilons: list, variant: str, ours: str) -> None:
+    """The two tables; ``variant`` names the clone bound, ``ours`` what ppk's eps is (exact, or a bracket's upper end)."""
+    def clone(value: float | None) -> str:
+        return "n/a" if value is None else f"{value:.6g}"
+    print_table(["eps", "delta lower", "delta upper", f"clone bound ({variant})"],
+                [[fmt_number(r["eps"]), fmt_from_log(lo), fmt_from_log(up), clone(r["clone_bound"])]
                  for r, lo, up in zip(rows, np.atleast_1d(log_lo), np.atleast_1d(log_up))])
     if epsilons:
         print()
-        print_table(["delta", "eps (certified)", "clone bound eps", "clone / exact"],
-                    [[f"{r['delta']:g}", f"{r['eps']:.6g}", f"{r['clone_bound']:.6g}",
-                      f"{r['clone_bound'] / r['eps']:.3g}" if r["eps"] > 0 else "n/a"] for r in epsilons])
+        print_table(["delta", "eps (certified)", f"clone bound eps ({variant})", f"clone / {ours}"],
+                    [[f"{r['delta']:g}", f"{r['eps']:.6g}", clone(r["clone_bound"]),
+                      f"{r['clone_bound'] / r['eps']:.3g}" if r["eps"] > 0 and r["clone_bound"] is not None
+                      else "n/a"] for r in epsilons])
 
 
 _DESCRIPTION = ("Shuffled randomized response: n users each report their bit through randomized response with "
