@@ -181,3 +181,12 @@ def test_the_default_grid_does_not_under_report(capsys):
                  "--json"]) == 0
     eps = json.loads(capsys.readouterr().out)["epsilons"][0]["eps"]
     assert 12.546155 <= eps <= 12.546155 * (1 + 1e-3)   # the exact 12.5461554 (tests/test_pld_tilted.py's oracle)
+
+
+def test_a_plot_that_cannot_be_written_names_the_option(capsys, tmp_path):
+    # a directory that exists but takes no file: the OSError said only "[Errno 2] ... '/proc/c.png'"
+    pytest.importorskip("matplotlib")
+    blocked = tmp_path / "blocked.png"
+    blocked.mkdir()                      # a directory where the PNG should go: writing it fails
+    assert main(["compose", "--gaussian", "10", "--eps", "1", "--plot", str(blocked)]) == 2
+    assert f"--plot {blocked}: cannot write the figure there" in capsys.readouterr().err

@@ -122,7 +122,12 @@ def main(argv: list[str] | None = None) -> int:
         os.dup2(devnull, sys.stdout.fileno())
         return 1
     except (ValueError, TypeError, OSError) as exc:
-        print(f"{_command_name(args)}: error: {_in_cli_terms(str(exc), parser)}", file=sys.stderr)
+        message = _in_cli_terms(str(exc), parser)
+        plot = getattr(args, "plot", None)
+        if isinstance(exc, OSError) and plot and exc.filename is not None and os.path.abspath(str(exc.filename)) == \
+                os.path.abspath(str(plot)):   # the figure could not be written: say which option named it
+            message = f"--plot {plot}: cannot write the figure there ({exc.strerror or exc}): choose another FILE"
+        print(f"{_command_name(args)}: error: {message}", file=sys.stderr)
         return 2
     except ImportError as exc:
         # an optional dependency a command needs (`ppk delta --plot` without matplotlib): one line, as
