@@ -326,6 +326,8 @@ def _record(curve: list[dict], epsilons: list[dict], plan_text: str, adjacency: 
         guarantee=guarantee(kind="DP", eps=[e for e, _ in points], delta_mechanism=[d for _, d in points],
                             text=(f"{plan_text} is (eps, delta)-DP at each pair listed (delta: the certified "
                                   "upper end)") if points else
+                                 f"{plan_text}: no eps certifies the delta asked for (--delta); no pair to state"
+                                 if epsilons else
                                  f"{plan_text}: its certified curve is drawn (--plot); no (eps, delta) pair was "
                                  "asked for (--eps, --delta)"),
         noise=None, warnings=[])
