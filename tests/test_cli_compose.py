@@ -190,3 +190,10 @@ def test_a_plot_that_cannot_be_written_names_the_option(capsys, tmp_path):
     blocked.mkdir()                      # a directory where the PNG should go: writing it fails
     assert main(["compose", "--gaussian", "10", "--eps", "1", "--plot", str(blocked)]) == 2
     assert f"--plot {blocked}: cannot write the figure there" in capsys.readouterr().err
+
+
+def test_a_delta_far_past_the_decimal_exponents_prints_as_a_log(capsys):
+    # log delta = -1.8e308: its decimal exponent was printed in full (a 300-digit column, its mantissa noise)
+    assert main(["compose", "--gaussian", "3", "--eps", "1e300"]) == 0
+    out = capsys.readouterr().out
+    assert "exp(-1.79769e+308)" in out and max(len(line) for line in out.splitlines()) < 300

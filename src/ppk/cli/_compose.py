@@ -228,6 +228,8 @@ def _fmt_delta(x: float, log_x: float, *, up: bool) -> str:
     (``up``) or down; below 1e-300 from its log, as 1.23456e-2418."""
     if x >= 1e-300 or log_x == -math.inf:
         return _round_sig(x, 6, up=up)
+    if log_x < -1e12:     # a decimal exponent of 13+ digits: the mantissa means nothing, the log is the number
+        return f"exp({_round_sig(log_x, 6, up=up)})"
     e10 = log_x / _LN10
     e10 += (1e-13 if up else -1e-13) * abs(e10)   # covers the rounding of the log and of the division
     exponent = math.floor(e10)
