@@ -189,7 +189,7 @@ def _check_record(record, *, input_=None):
     assert abs((datetime.datetime.utcnow() - when).total_seconds()) < 600
     assert record["input"] == input_
     assert isinstance(record["attacker"]["text"], str) and record["attacker"]["belief_source"] in (
-        "estimated_privately", "stated_by_steward", "none")
+        "estimated_privately", "stated_by_steward", "ppk_default", "none")
     assert isinstance(record["warnings"], list) and all(isinstance(w, str) for w in record["warnings"])
     g = record["guarantee"]
     if isinstance(g.get("eps"), float):   # one guarantee: the total delta is never below its parts
@@ -336,3 +336,12 @@ def test_ctrl_c_turned_into_another_error_by_a_library_still_exits_130(monkeypat
     assert main(["sp", "tables"]) == 130
     captured = capsys.readouterr()
     assert captured.err.strip() == "ppk sp tables: interrupted" and "Traceback" not in captured.err
+
+
+def test_a_count_record_says_whether_the_belief_was_stated(capsys):
+    # ppk delta without --p used p = 0.5 and its record said "stated by the steward (--p)": a belief nobody gave
+    for extra, source, warned in (([], "ppk_default", "ASSUMED BELIEF"), (["--p", "0.5"], "stated_by_steward",
+                                                                          "STATED BELIEF")):
+        assert main(["delta", "--n", "1000", "--known", "500", "--eps", "0.5", "--json", *extra]) == 0
+        record = json.loads(capsys.readouterr().out)["record"]
+        assert record["attacker"]["belief_source"] == source and record["warnings"][0].startswith(warned)

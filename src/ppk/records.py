@@ -135,7 +135,7 @@ def make_record(*, attacker: dict | None, guarantee: dict | None, noise: dict | 
 
     ``attacker``: whom the guarantee is against, in numbers and in words (``text``), and where the
     belief about the unknown rows came from (``belief_source``: ``"estimated_privately"``,
-    ``"stated_by_steward"`` or ``"none"``).  ``guarantee``: ``kind`` ("DP" or "PPK-DP"), ``eps``,
+    ``"stated_by_steward"``, ``"ppk_default"`` (a CLI default nobody stated) or ``"none"``).  ``guarantee``: ``kind`` ("DP" or "PPK-DP"), ``eps``,
     ``delta`` (the total: the mechanism's ``delta_mechanism`` plus the samplers' ``delta_sampler``,
     rounded up) and ``text``.  ``noise``: ``law`` and ``scale`` (counts).  ``input``: the file, the
     commitment to its bytes (HMAC-SHA256 under the steward's secret key, or None), the column and the

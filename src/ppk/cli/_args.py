@@ -91,13 +91,23 @@ def add_json_flag(parser: argparse.ArgumentParser, instead_of: str = "a table") 
     parser.add_argument("--json", action="store_true", help=f"print JSON instead of {instead_of}")
 
 
+class _Stated(argparse.Action):
+    """Store the value and note that it was typed (``<dest>_stated``): a record says whether the steward stated
+    a belief or ppk assumed its default."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        setattr(namespace, self.dest, values)
+        setattr(namespace, f"{self.dest}_stated", True)
+
+
 def add_query_args(parser: argparse.ArgumentParser, *, sigma: bool) -> None:
     """The counting query: --n, --known, --p (and --sigma), then --json."""
     parser.add_argument("--n", type=whole, default=QUERY_DEFAULTS["n"],
                         help="rows in the database (default %(default)s)")
     parser.add_argument("--known", type=whole, default=QUERY_DEFAULTS["known"],
                         help="rows the attacker knows, < n (default %(default)s)")
-    parser.add_argument("--p", type=float, default=QUERY_DEFAULTS["p"],
+    parser.add_argument("--p", type=float, default=QUERY_DEFAULTS["p"], action=_Stated,
                         help="probability that an unknown row is 1 (default %(default)s)")
     if sigma:
         parser.add_argument("--sigma", type=float, default=3.0,

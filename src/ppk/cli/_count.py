@@ -34,27 +34,31 @@ def _natural_noise_line(n: int, known: int, p: float) -> str:
     return f"N = {N} unknown rows act as natural noise"
 
 
-def _count_attacker(n: int, known: int, p: float) -> tuple[dict, bool]:
+def _count_attacker(n: int, known: int, p: float, stated: bool) -> tuple[dict, bool]:
     """The record's attacker of a count whose unknown rows are Bernoulli(--p), and whether that is plain DP
-    (no natural noise: the curve is the Gaussian mechanism's)."""
+    (no natural noise: the curve is the Gaussian mechanism's); ``stated``: --p was typed, not ppk's default."""
     N = n - known - 1
     standard = N == 0 or p in (0.0, 1.0)
-    belief = f"each unknown row is 1 with probability p = {p:g}, independently, stated by the steward (--p)"
+    source = "stated by the steward (--p)" if stated else "ppk's default, not stated by the steward (give --p)"
+    belief = f"each unknown row is 1 with probability p = {p:g}, independently, {source}"
     text = (f"any attacker (standard DP: {_natural_noise_line(n, known, p)})" if standard else
             f"an attacker who knows {known} of the {n} rows exactly, not the challenge row; the other {N} rows "
             f"are natural noise: {belief}")
     return dict(rows=n, rows_known=known, rows_unknown=N, belief=belief,
-                belief_source="none" if standard else "stated_by_steward", text=text), standard
+                belief_source="none" if standard else "stated_by_steward" if stated else "ppk_default", text=text), \
+        standard
 
 
-def _count_record(n: int, known: int, p: float, sigma: float, *, eps: Any, delta_mechanism: Any, text: str) -> dict:
-    """The record of a noisy count's curve or calibration; ``text`` may name the guarantee's ``{kind}``."""
-    attacker, standard = _count_attacker(n, known, p)
+def _count_record(n: int, known: int, p: float, sigma: float, *, eps: Any, delta_mechanism: Any, text: str,
+                  p_stated: bool) -> dict:
+    """The record of a noisy count's curve or calibration; ``text`` may name the guarantee's ``{kind}``;
+    ``p_stated``: the belief --p was typed (else it is ppk's default, and the record says so)."""
+    attacker, standard = _count_attacker(n, known, p, p_stated)
     warnings = []
     if sigma == 0:
         warnings.append(exact_warning("the count would be", known))
     if not standard:
-        warnings.append(stated_warning(known, n, "--p"))
+        warnings.append(stated_warning(known, n, "--p", stated=p_stated))
     kind = "DP" if standard else "PPK-DP"
     return make_record(attacker=attacker, guarantee=guarantee(kind=kind, eps=eps, delta_mechanism=delta_mechanism,
                                                               text=text.replace("{kind}", kind)),
@@ -70,7 +74,8 @@ def _run_delta(args: argparse.Namespace) -> int:
             for e, ld, lu in zip(eps, log_d, log_u)]
     record = _count_record(q.n, q.known, q.p, q.sigma, eps=[r["eps"] for r in rows],
                            delta_mechanism=[r["delta_upper"] for r in rows],
-                           text="the count plus N(0, sigma^2) is (eps, delta_upper)-{kind} at each eps of the curve")
+                           text="the count plus N(0, sigma^2) is (eps, delta_upper)-{kind} at each eps of the curve",
+                           p_stated=getattr(args, "p_stated", False))
     if args.json:
         print_json(dict(query=dict(n=q.n, known=q.known, p=q.p, sigma=q.sigma, beta=q.beta), curve=rows,
                         record=record))
@@ -103,7 +108,8 @@ def _run_calibrate(args: argparse.Namespace) -> int:
 
     record = _count_record(q.n, q.known, q.p, cal.scale, eps=eps, delta_mechanism=delta,
                            text="the count plus N(0, sigma^2) at the sigma found is (eps, delta)-{kind} (certified "
-                                f"delta {cal.delta_achieved:.6g} <= delta); a release by ppk adds the samplers' term")
+                                f"delta {cal.delta_achieved:.6g} <= delta); a release by ppk adds the samplers' term",
+                           p_stated=getattr(args, "p_stated", False))
     if args.json:
         print_json(dict(n=q.n, known=q.known, p=q.p, eps=eps, delta=delta, sigma=cal.scale, beta=q.beta,
                         zeta=cal.zeta, delta_achieved=cal.delta_achieved, evaluations=cal.evaluations,

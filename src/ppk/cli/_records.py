@@ -47,7 +47,11 @@ def committed_release(args: argparse.Namespace, read: Callable[[bytes | None], C
     return data, out
 
 
-def stated_warning(known: int, n: int, flag: str) -> str:
-    """The warning of a guarantee that rests on a belief the steward stated with ``flag``."""
-    return ppk_warning(known, n, f"as stated with {flag}, not estimated from the data").replace(
-        "NOT STANDARD DP:", "STATED BELIEF, NOT STANDARD DP:")
+def stated_warning(known: int, n: int, flag: str, *, stated: bool = True) -> str:
+    """The warning of a guarantee that rests on a belief the steward stated with ``flag`` (``stated=False``:
+    ``flag``'s default, which nobody stated)."""
+    if stated:
+        return ppk_warning(known, n, f"as stated with {flag}, not estimated from the data").replace(
+            "NOT STANDARD DP:", "STATED BELIEF, NOT STANDARD DP:")
+    return ppk_warning(known, n, f"as {flag}'s default assumes: never stated by the steward, nor estimated from "
+                                 f"the data; give {flag}").replace("NOT STANDARD DP:", "ASSUMED BELIEF, NOT STANDARD DP:")
