@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -67,3 +68,14 @@ def test_a_delta_the_clone_bound_does_not_take_leaves_its_column_blank(capsys):
     assert main(["shuffle", "--n", "10000", "--eps0", "2", "--eps", "0.5", "--delta", "1e-300", "--quiet"]) == 0
     out = capsys.readouterr().out
     assert "n/a" in out and "clone bound eps (FMT21)" in out
+
+
+def test_one_user_and_no_local_privacy_are_answered(capsys):
+    # both were refused by the clone-bound column (it takes n >= 2, eps0 > 0); ppk's answer needs neither: one
+    # user is randomized response alone, eps0 = 0 a coin that says nothing (delta = 0)
+    assert main(["shuffle", "--n", "1", "--eps0", "1", "--eps", "0.5", "--delta", "1e-6", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["curve"][0]["clone_bound"] is None
+    assert out["curve"][0]["delta_upper"] >= (math.exp(1) - math.exp(0.5)) / (1 + math.exp(1))   # RR's delta(0.5)
+    assert main(["shuffle", "--n", "100", "--eps0", "0", "--eps", "0.5", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["curve"][0]["delta_upper"] == 0.0

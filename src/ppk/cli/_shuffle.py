@@ -44,7 +44,7 @@ def _run(args: argparse.Namespace) -> int:
         print_json(dict(n=q.n, eps0=q.eps0, known=q.known, p=q.p, curve=rows, epsilons=epsilons, record=record))
         return 0
     who = "standard shuffle DP" if standard else f"an attacker who knows {q.known} of the other {q.n - 1} inputs"
-    print(f"{q.n} users, randomized response eps0 = {q.eps0:g} (flip probability {q.flip_probability:.6g}), "
+    print(f"{_users(q.n)}, randomized response eps0 = {q.eps0:g} (flip probability {q.flip_probability:.6g}), "
           f"shuffled; {who}")
     _print_tables(rows, log_lo, log_up, epsilons, "FMT21", "exact")
     print_record(record)
@@ -85,11 +85,15 @@ def _run_kary(args: argparse.Namespace, k: int) -> int:
                         epsilons=epsilons, record=record))
         return 0
     who = "standard shuffle DP" if standard else "an attacker who knows no other value (uniform belief)"
-    print(f"{q.n} users, {k}-ary randomized response eps0 = {q.eps0:g} (each other value reported with probability "
-          f"{q.scale:.6g}), shuffled; {who}")
+    print(f"{_users(q.n)}, {k}-ary randomized response eps0 = {q.eps0:g} (each other value reported with "
+          f"probability {q.scale:.6g}), shuffled; {who}")
     _print_tables(rows, log_lo, log_up, epsilons, "FMT23", "upper")
     print_record(record)
     return 0
+
+
+def _users(n: int) -> str:
+    return f"{n} user" if n == 1 else f"{n} users"
 
 
 def _clone(bound: Callable[..., float], **kwargs: Any) -> float | None:
