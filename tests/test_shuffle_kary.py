@@ -255,3 +255,9 @@ def test_far_in_the_tails_the_clone_sum_stays_near_the_sum_over_every_clone_coun
         upper = float(np.logaddexp(upper, w + ends[0][1]))
     got = clone_coins_log_delta(n=n, eps0=eps0, categories=k, eps=eps)
     assert lower <= got <= upper, (lower, got, upper)       # measured -171.3 <= -169.4 <= -165.1
+
+
+def test_the_user_limit_says_it_is_the_k_ary_one():
+    # "n must be <= 1000000" read as the shuffle's limit; binary reports take up to 10^9
+    with pytest.raises(ValueError, match=r"n=1000001 is more users than the k-ary search takes .* binary reports"):
+        ppk.ShuffledRandomizedResponse(n=10 ** 6 + 1, eps0=2.0, categories=4)

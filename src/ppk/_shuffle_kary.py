@@ -29,12 +29,21 @@ from ._typing import FloatArray
 from ._validate import integer, real, real_array, sequence
 
 __all__ = ["ShuffledKaryRandomizedResponse", "pair_log_bracket", "standard_lower_log_delta", "binomial_log_weights",
-           "log_tail_below", "MAX_KARY_USERS"]
+           "log_tail_below", "MAX_KARY_USERS", "kary_users"]
 
 U = 2.0 ** -53
 DEPTH = 40.0               # the window grows until the terms left out are below e^-DEPTH of the sum
 MAX_CATEGORIES = 16
 MAX_KARY_USERS = 10 ** 6
+
+
+def kary_users(n: object) -> int:
+    """``n`` checked against the k-ary search's limit, the error saying the limit is the k-ary one."""
+    n = integer("n", n, minimum=1)
+    if n > MAX_KARY_USERS:
+        raise ValueError(f"n={n} is more users than the k-ary search takes (at most {MAX_KARY_USERS:,} with "
+                         "categories >= 3; binary reports take up to 10^9)")
+    return n
 #: The most lattice points one sum may walk (about 2 s); past them each row's crude bound stands in the upper end.
 MAX_CELLS = 4 * 10 ** 8
 
@@ -179,7 +188,7 @@ class ShuffledKaryRandomizedResponse(KaryCurve):
     __slots__ = ("probs", "_pairs")
 
     def __init__(self, *, n: int, eps0: float, categories: int, probs: Sequence[float] | None = None):
-        self.n = integer("n", n, minimum=1, maximum=MAX_KARY_USERS)
+        self.n = kary_users(n)
         self.eps0 = real("eps0", eps0, minimum=0.0, maximum=700.0)
         k = self.categories = integer("categories", categories, minimum=3, maximum=MAX_CATEGORIES)
         if probs is None:

@@ -24,8 +24,8 @@ from typing import Hashable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from ._shuffle_kary import (MAX_CATEGORIES, MAX_KARY_USERS, KaryCurve, ShuffledKaryRandomizedResponse, binomial_log_weights,
-                            eps0_of, interruptible, log_tail_below, pair_log_bracket, rr_probs,
+from ._shuffle_kary import (MAX_CATEGORIES, KaryCurve, ShuffledKaryRandomizedResponse, binomial_log_weights,
+                            eps0_of, interruptible, kary_users, log_tail_below, pair_log_bracket, rr_probs,
                             standard_lower_log_delta)
 from ._search import smallest_feasible_near
 from ._typing import FloatArray
@@ -123,7 +123,7 @@ class ShuffledKaryStandard(KaryCurve):
     __slots__ = ()
 
     def __init__(self, *, n: int, eps0: float, categories: int):
-        self.n = integer("n", n, minimum=1, maximum=MAX_KARY_USERS)
+        self.n = kary_users(n)
         self.eps0 = real("eps0", eps0, minimum=0.0, maximum=700.0)
         self.categories = integer("categories", categories, minimum=3, maximum=MAX_CATEGORIES)
         a, b = rr_probs(self.eps0, self.categories)
@@ -203,7 +203,7 @@ def kary(*, n: int, eps0: float, categories: int, known: int | None = None, p: f
         raise ValueError("p: for categories >= 3 the belief is probs= (one probability per category)")
     if rtol is not None:
         real("rtol", rtol, minimum=0.0, maximum=1.0, min_inclusive=False)   # no search over splits here
-    n = integer("n", n, minimum=1, maximum=MAX_KARY_USERS)
+    n = kary_users(n)
     known = None if known is None else integer("known", known, minimum=0, maximum=n - 1)
     if known == 0:    # (with n = 1 both attackers coincide; the exact class answers)
         return ShuffledKaryRandomizedResponse(n=n, eps0=eps0, categories=categories, probs=probs)
