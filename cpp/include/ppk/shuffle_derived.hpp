@@ -82,24 +82,14 @@ inline void ShuffleSplit::derived_inside(std::int64_t lo, std::int64_t hi, doubl
     std::fill(upper, upper + n, -kDInf);
     return;
   }
-  double drop_below = -kDInf, drop_above = -kDInf;
-  if (x0 > 0) drop_below = nx > 1 ? geometric(ta[0], ta[0] - ta[1]) : kDInf;
-  if (x1 < g.count) drop_above = nx > 1 ? geometric(ta[nx - 1], ta[nx - 1] - ta[nx - 2]) : kDInf;
+  // the kernel's left-out tails times the largest tilted parent value they pair with, and underflowed products
+  const double extra = left_out(ta, nx, x0, g.count, t0, t1, ma, mb,
+                                [&](std::int64_t a, std::int64_t b) { return parent_tilted_max(a, b, lam, ym); });
   std::vector<double> ra(static_cast<std::size_t>(nx));
   for (std::int64_t k = 0; k < nx; ++k) ra[k] = std::exp(ta[nx - 1 - k] - ma);   // reversed: both run forwards
   for (double& v : tu) v = std::exp(v - mb);
   std::vector<double> cu(static_cast<std::size_t>(n));
   shuffle_detail::correlate(ra, tu, nx, n, cu);
-  // the kernel's left-out tails times the largest tilted parent value they pair with, and underflowed products
-  double extra = nx * kTiny;
-  if (drop_below > -kDInf) {   // x < x0 pairs with y in t0 - x0 + 1 .. t1
-    const double top = parent_tilted_max(t0 - x0 + 1, t1, lam, ym);
-    extra += std::exp(std::min(drop_below - ma + top - mb, 700.0));
-  }
-  if (drop_above > -kDInf) {   // x > x1 pairs with y in t0 - count .. t1 - x1 - 1
-    const double top = parent_tilted_max(t0 - g.count, t1 - x1 - 1, lam, ym);
-    extra += std::exp(std::min(drop_above - ma + top - mb, 700.0));
-  }
   const double floor_c = std::max(1e-250, std::exp(std::min(depth_, 600.0)) * extra);
   if (hi > lo && level < 60 && std::any_of(cu.begin(), cu.end(), [&](double v) { return !(v > floor_c); })) {
     const std::int64_t mid = lo + (hi - lo) / 2;

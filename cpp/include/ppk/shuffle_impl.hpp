@@ -17,6 +17,26 @@ inline double geometric(double log_first, double log_ratio) {
   return log_ratio < 0 ? log_first - std::log(-std::expm1(log_ratio)) : kDInf;
 }
 
+// What a tilted correlation of a narrow window t (tilted logs, x0 .. x0 + nx - 1 of 0 .. count) with a wide
+// factor leaves out, relative to e^(ma + mb): the window's left-out tails (geometric bounds of a log-concave law)
+// times the largest tilted wide value each pairs with (wide_max(a, b), its log over wide indices a .. b; the
+// outputs are t0 .. t1), plus nx products that may have underflowed.
+template <class WideMax>
+double left_out(const std::vector<double>& t, std::int64_t nx, std::int64_t x0, std::int64_t count, std::int64_t t0,
+                std::int64_t t1, double ma, double mb, WideMax wide_max) {
+  const std::int64_t x1 = x0 + nx - 1;
+  double extra = nx * kTiny;
+  if (x0 > 0) {        // x < x0 pairs with y in t0 - x0 + 1 .. t1
+    const double drop = nx > 1 ? geometric(t[0], t[0] - t[1]) : kDInf;
+    if (drop > -kDInf) extra += std::exp(std::min(drop - ma + wide_max(t0 - x0 + 1, t1) - mb, 700.0));
+  }
+  if (x1 < count) {    // x > x1 pairs with y in t0 - count .. t1 - x1 - 1
+    const double drop = nx > 1 ? geometric(t[nx - 1], t[nx - 1] - t[nx - 2]) : kDInf;
+    if (drop > -kDInf) extra += std::exp(std::min(drop - ma + wide_max(t0 - count, t1 - x1 - 1) - mb, 700.0));
+  }
+  return extra;
+}
+
 inline double log_sum(const std::vector<double>& v) {
   double m = -kDInf;
   for (double x : v) m = std::max(m, x);
@@ -271,24 +291,14 @@ inline void ShuffleSplit::bracket_inside(std::int64_t lo, std::int64_t hi, doubl
     std::fill(upper, upper + n, -kDInf);
     return;
   }
-  // tails of the narrow window left out (tilted masses, geometric bounds of a log-concave law)
-  double drop_below = -kDInf, drop_above = -kDInf;
-  if (x0 > 0) drop_below = nx > 1 ? geometric(ta[0], ta[0] - ta[1]) : kDInf;
-  if (x1 < g.count) drop_above = nx > 1 ? geometric(ta[nx - 1], ta[nx - 1] - ta[nx - 2]) : kDInf;
+  // the narrow window's left-out tails (tilted masses) and underflowed products
+  const double extra = left_out(ta, nx, x0, g.count, t0, t1, ma, mb,
+                                [&](std::int64_t a, std::int64_t b) { return wide_tilted_max(a, b, lam, ym); });
   for (double& v : ta) v = std::exp(v - ma);
   for (double& v : tb) v = std::exp(v - mb);
   std::vector<double> c(static_cast<std::size_t>(n), 0.0);
   const std::vector<double> ra(ta.rbegin(), ta.rend());
   correlate(ra, tb, nx, n, c);   // c[i] = sum_k ta[nx - 1 - k] tb[i + k]
-  double extra = nx * kTiny;
-  if (drop_below > -kDInf) {   // x < x0 pairs with y in t0 - x0 + 1 .. t1
-    const double top = wide_tilted_max(t0 - x0 + 1, t1, lam, ym);
-    extra += std::exp(std::min(drop_below - ma + top - mb, 700.0));
-  }
-  if (drop_above > -kDInf) {   // x > x1 pairs with y in t0 - count .. t1 - x1 - 1
-    const double top = wide_tilted_max(t0 - g.count, t1 - x1 - 1, lam, ym);
-    extra += std::exp(std::min(drop_above - ma + top - mb, 700.0));
-  }
   // halve where the left-out parts exceed e^-depth of a value (or the tilted sum underflows)
   const double floor_c = std::max(1e-250, std::exp(std::min(depth_, 600.0)) * extra);
   if (hi > lo && level < 60 && std::any_of(c.begin(), c.end(), [&](double v) { return !(v > floor_c); })) {
