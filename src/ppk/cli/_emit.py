@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from .._io import strict_json
+from .._logmath import exp_up
 
 #: Printed above any output of a release seeded with --insecure-for-testing.
 NOT_PRIVATE = ("NOT A PRIVATE RELEASE: seeded randomness (--insecure-for-testing); anyone who guesses the seed "
@@ -26,7 +27,7 @@ def fmt_number(x: float) -> str:
 def exp_rounded_up(log_x: float) -> float:
     """A delta given by its log, as a float that is never below it: exp rounded up, so a delta below the
     float range is the least positive float, not 0 (which would under-report it)."""
-    return 0.0 if log_x == -math.inf else math.nextafter(math.exp(log_x), math.inf) if log_x < 0 else 1.0
+    return float(exp_up(log_x))
 
 
 def fmt_from_log(log_x: float) -> str:
